@@ -1,0 +1,66 @@
+"""Atomic writes: every output appears whole under its final name or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; rename it onto `target` if the block succeeds.
+
+    Works for files and folders. A failure (or a killed process) leaves `target` as it was.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()
+    try:
+        yield tmp
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp.exists():
+            tmp.unlink()
+
+
+def write_text(path: str | Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """Write `data` as pretty JSON (sorted keys, so diffs stay small)."""
+    write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def write_table(path: str | Path, frame: Any) -> None:
+    """Write a pandas DataFrame as CSV (for DVC plots) or Parquet, by the file's suffix."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        if path.suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False, float_format="%.6g")
+
+
+def save_figure(path: str | Path, figure: Any, dpi: int = 120) -> None:
+    """Save a matplotlib figure atomically and close it."""
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip("."))
+    plt.close(figure)
