@@ -56,11 +56,22 @@ def write_table(path: str | Path, frame: Any) -> None:
             frame.to_csv(tmp, index=False, float_format="%.6g")
 
 
-def save_figure(path: str | Path, figure: Any, dpi: int = 120) -> None:
-    """Save a matplotlib figure atomically and close it."""
+def save_figure(
+    path: str | Path,
+    figure: Any,
+    caption: str,
+    config: dict | None = None,
+    dpi: int = 120,
+) -> None:
+    """Save a matplotlib figure atomically, close it, and write its caption beside it.
+
+    The sidecar `<name>.json` ({"caption", "config"}) is what the report shows under the
+    figure: one or two sentences saying what is plotted, and the settings it came from.
+    """
     import matplotlib.pyplot as plt
 
     path = Path(path)
     with atomic_path(path) as tmp:
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip("."))
     plt.close(figure)
+    write_json(path.with_suffix(".json"), {"caption": caption, "config": config or {}})
