@@ -9,7 +9,8 @@ and keyword arguments given to the model's forward reach that call. After `attac
 - disable chosen heads, per batch ([L, H]) or per example ([B, L, H]), in two modes:
   `uniform` (Kovaleva et al.: every query gives 1/n to each of the n real tokens, [CLS]
   and [SEP] included) or `zero` (Michel et al.: the head's output is multiplied by 0);
-- scale each head's output by a differentiable gate [L, H] (Michel et al.'s xi_h).
+- scale each head's output by a differentiable gate, [L, H] or per example [B, L, H]
+  (Michel et al.'s xi_h; per-example gates give per-example gradients).
 
 Layers that are neither captured nor touched run transformers' SDPA path unchanged. A layer
 whose heads are all uniform-disabled skips the attention scores entirely: its output is the
@@ -39,7 +40,7 @@ class HeadControl:
 
     disabled: torch.Tensor | None = None  # bool [L, H] or [B, L, H]; True = head disabled
     mode: Mode = "uniform"
-    gate: torch.Tensor | None = None  # float [L, H]; multiplies each head's output
+    gate: torch.Tensor | None = None  # float [L, H] or [B, L, H]; multiplies each head's output
     capture: Iterable[int] | None = None  # layers whose probabilities are recorded
     capture_heads: Sequence[int] | None = None  # heads kept in the record (None: all)
     maps: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, h, T, T]
@@ -57,6 +58,13 @@ class HeadControl:
         rows = self.disabled[layer] if self.disabled.dim() == 2 else self.disabled[:, layer]
         rows = rows.reshape(-1, rows.shape[-1])  # [B or 1, H]
         return rows if bool(rows.any()) else None
+
+    def gate_in(self, layer: int) -> torch.Tensor | None:
+        """Head gates of `layer` as float [B or 1, H], or None when there is no gate."""
+        if self.gate is None:
+            return None
+        rows = self.gate[layer] if self.gate.dim() == 2 else self.gate[:, layer]
+        return rows.reshape(-1, rows.shape[-1])  # [B or 1, H]
 
 
 def _key_is_real(mask: torch.Tensor | None, value: torch.Tensor) -> torch.Tensor:
@@ -139,8 +147,9 @@ def engine_attention(
 
     if disabled is not None and control.mode == "zero":
         output = output.masked_fill(disabled[:, None, :, None], 0.0)
-    if control.gate is not None:
-        output = output * control.gate[layer].to(output.dtype)[None, None, :, None]
+    gate = control.gate_in(layer)  # [B or 1, H] or None
+    if gate is not None:
+        output = output * gate.to(output.dtype)[:, None, :, None]
     return output, probs
 
 
