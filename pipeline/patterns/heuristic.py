@@ -1,0 +1,46 @@
+"""The heuristic labeller: one of the five classes from a map's features (see `features`).
+
+The rule, checked in this order, with the thresholds of `patterns.heuristic` (defaults):
+
+1. vertical+diagonal if special >= mixed (0.3), diagonal >= mixed (0.3) and
+   special + diagonal >= dominant (0.5): both stripes are clearly there;
+2. diagonal          if diagonal >= dominant (0.5);
+3. vertical          if special >= dominant (0.5);
+4. block             if the input is a sentence pair and block >= block (0.8): at least 80%
+   of the mass that leaves [CLS]/[SEP] stays in the query's own sentence;
+5. heterogeneous     otherwise.
+
+Labels made this way carry the source `heuristic`; a human label always overrides them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    mixed: float = 0.3
+    dominant: float = 0.5
+    block: float = 0.8
+
+
+def heuristic_labels(features: pd.DataFrame, thresholds: Thresholds) -> np.ndarray:
+    """The class name of each row of `features` (columns special, diagonal, block)."""
+    special = features["special"].to_numpy()
+    diagonal = features["diagonal"].to_numpy()
+    block = features["block"].to_numpy()  # NaN for single sentences: never a block
+    t = thresholds
+    return np.select(
+        [
+            (special >= t.mixed) & (diagonal >= t.mixed) & (special + diagonal >= t.dominant),
+            diagonal >= t.dominant,
+            special >= t.dominant,
+            np.nan_to_num(block, nan=0.0) >= t.block,
+        ],
+        ["vertical+diagonal", "diagonal", "vertical", "block"],
+        default="heterogeneous",
+    )

@@ -1,0 +1,330 @@
+"""The attention-pattern taxonomy: features, heuristic, label files, CNN, annotation page."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pipeline.errors import PipelineError
+from pipeline.patterns import CLASSES
+from pipeline.patterns.annotate import AnnotationSession, MapView, make_server
+from pipeline.patterns.cnn import TrainSettings, resize_many
+from pipeline.patterns.features import map_features, special_mask
+from pipeline.patterns.fit import ClassifierSettings, fit_and_evaluate
+from pipeline.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.patterns.labels import (
+    MapId,
+    append_label,
+    check_in_store,
+    drop_last_label,
+    merge_labels,
+    read_labels,
+)
+from pipeline.patterns.maps import label_by_heuristic, load_maps
+from pipeline.store import AttentionStore, TokenInfo, write_attention
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def pair_tokens(a: int, b: int) -> tuple[list[str], np.ndarray]:
+    """[CLS] a.. [SEP] b.. [SEP]: tokens and segment ids [n]."""
+    tokens = ["[CLS]", *[f"a{i}" for i in range(a)], "[SEP]", *[f"b{i}" for i in range(b)], "[SEP]"]
+    segments = np.array([0] * (a + 2) + [1] * (b + 1))
+    return tokens, segments
+
+
+def pattern_map(
+    kind: str, tokens: list[str], segments: np.ndarray, noise: float, rng
+) -> np.ndarray:
+    """A map [n, n] of class `kind` plus `noise` of random (Dirichlet) attention per row."""
+    n = len(tokens)
+    special = special_mask(tokens)
+    vertical = special / special.sum() * np.ones((n, 1))  # [n, n]
+    previous = np.eye(n, k=-1) * ~special[None, :]  # the previous token where it is plain,
+    previous += np.eye(n, k=1) * ~special[None, :] * (previous.sum(-1, keepdims=True) == 0)
+    previous[previous.sum(-1) == 0, 0] = 1.0  # else the next one, else [CLS]
+    block = (segments[:, None] == segments[None, :]) & ~special[None, :]
+    block = block / block.sum(-1, keepdims=True)
+    clean = {
+        "vertical": vertical,
+        "diagonal": previous,
+        "vertical+diagonal": 0.5 * vertical + 0.5 * previous,
+        "block": block,
+        "heterogeneous": rng.dirichlet(np.full(n, 0.3), size=n),
+    }[kind]
+    return (1 - noise) * clean + noise * rng.dirichlet(np.ones(n), size=n)
+
+
+# --- features and the heuristic ---------------------------------------------------------------
+
+
+def test_features_of_hand_built_maps():
+    tokens, segments = pair_tokens(2, 2)  # [CLS] a0 a1 [SEP] b0 b1 [SEP]: n = 7
+    special = special_mask(tokens)
+    n = len(tokens)
+    to_sep = np.zeros((n, n))
+    to_sep[:, 3] = 1.0  # every query on the first [SEP]
+    to_previous = np.eye(n, k=-1)
+    to_previous[0, 0] = 1.0  # [CLS] on itself
+    uniform = np.full((n, n), 1 / n)
+    features = map_features(np.stack([to_sep, to_previous, uniform]), special, segments)
+
+    np.testing.assert_allclose(features["special"], [1.0, 3 / 7, 3 / 7])
+    # previous token is plain for queries a1, [SEP], b1, [SEP]: 4 of 7 rows; the uniform map
+    # has 8 plain neighbour cells of 1/7 over 7 rows
+    np.testing.assert_allclose(features["diagonal"], [0.0, 4 / 7, 8 / 49], atol=1e-12)
+    # plain queries of the uniform map keep 2 of their 4 plain keys in their own sentence
+    assert features["block"][2] == pytest.approx(0.5)
+    np.testing.assert_allclose(features["entropy"], [0.0, 0.0, 1.0], atol=1e-12)
+
+    single = map_features(uniform[None, :4, :4] * 7 / 4, special[:4], np.zeros(4, int))
+    assert np.isnan(single["block"][0])  # one sentence: no block feature
+
+
+def test_heuristic_labels_each_clean_class():
+    rng = np.random.default_rng(0)
+    tokens, segments = pair_tokens(6, 5)
+    kinds = ["vertical", "diagonal", "vertical+diagonal", "block"]
+    maps = np.stack([pattern_map(k, tokens, segments, 0.05, rng) for k in kinds])
+    maps = np.concatenate([maps, np.full((1, 14, 14), 1 / 14)])  # uniform: heterogeneous
+    features = map_features(maps, special_mask(tokens), segments)
+    labels = heuristic_labels(features, Thresholds())
+    assert list(labels) == [*kinds, "heterogeneous"]
+
+
+def test_heuristic_thresholds_decide_borderline_maps():
+    features = pd.DataFrame(
+        {
+            "special": [0.49, 0.51, 0.25, 0.1],
+            "diagonal": [0.1, 0.1, 0.2, 0.1],
+            "block": [np.nan, np.nan, 0.9, 0.79],
+            "entropy": [0.5] * 4,
+        }
+    )
+    labels = heuristic_labels(features, Thresholds(mixed=0.2, dominant=0.5, block=0.8))
+    assert list(labels) == ["heterogeneous", "vertical", "block", "heterogeneous"]
+
+
+# --- the CNN ----------------------------------------------------------------------------------
+
+
+def test_resize_keeps_stripes_and_scales_by_length():
+    uniform = [np.full((n, n), 1 / n, dtype=np.float32) for n in (10, 32, 77)]
+    out = resize_many(uniform, 16)  # [3, 1, 16, 16]
+    torch.testing.assert_close(out, torch.full((3, 1, 16, 16), float(np.log1p(1.0))))
+
+    column = np.zeros((64, 64), dtype=np.float32)
+    column[:, 0] = 1.0  # everything on the first key
+    resized = resize_many([column], 16)[0, 0]  # [16, 16]
+    assert (resized[:, 0] > 2.5).all() and (resized[:, 1:] == 0).all()
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny convolutions run fastest on one thread (as the stages run them)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_cnn_learns_a_synthetic_separable_set(one_thread):
+    rng = np.random.default_rng(1)
+    maps, labels = [], []
+    for i in range(200):
+        kind = CLASSES[i % len(CLASSES)]
+        tokens, segments = pair_tokens(int(rng.integers(4, 20)), int(rng.integers(4, 20)))
+        maps.append(pattern_map(kind, tokens, segments, 0.15, rng).astype(np.float32))
+        labels.append(kind)
+    settings = ClassifierSettings(
+        input_size=32,
+        channels=(4, 4, 8, 8, 16, 16, 32, 32),
+        val_fraction=0.2,
+        train=TrainSettings(epochs=20, batch_size=20, learning_rate=3e-3, seed=0),
+    )
+    _, metrics, confusion = fit_and_evaluate(maps, labels, settings)
+    assert metrics["num_val"] == 40 and len(confusion) == 40
+    assert metrics["macro_f1"] >= 0.8  # chance is 0.2
+    assert (confusion["actual"] == confusion["predicted"]).mean() == metrics["accuracy"]
+
+
+# --- label files and the attention store ------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_store(tmp_path) -> Path:
+    """A store of 3 examples (ids 5, 8, 9) x 2 layers x 3 heads of hand-built maps per variant."""
+    rng = np.random.default_rng(2)
+    records = []
+    for variant in ("finetuned", "pretrained"):
+        for example_id, (a, b) in zip((5, 8, 9), ((3, 4), (5, 2), (4, 4)), strict=True):
+            tokens, segments = pair_tokens(a, b)
+            kinds = [["vertical", "diagonal", "block"], ["vertical+diagonal", "block", "diagonal"]]
+            maps = np.stack(
+                [[pattern_map(k, tokens, segments, 0.02, rng) for k in row] for row in kinds]
+            )  # [2, 3, n, n]
+            info = TokenInfo(
+                tokens, segments, np.arange(len(tokens)), np.zeros((len(tokens), 2)), ()
+            )
+            records.append((variant, "mrpc", example_id, maps, info))
+    path = tmp_path / "mrpc.parquet"
+    write_attention(
+        path, records, model_id="hand-built", num_layers=2, num_heads=3, config_hash="x"
+    )
+    return path
+
+
+def write_labels(path: Path, rows: list[tuple]) -> Path:
+    columns = ["variant", "task", "example_id", "layer", "head", "label", "source"]
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    return path
+
+
+def test_heuristic_labels_maps_from_the_store(tiny_store):
+    stores = {"mrpc": AttentionStore(tiny_store)}
+    ids = [MapId("finetuned", "mrpc", 8, layer, head) for layer in (0, 1) for head in (0, 1, 2)]
+    frame = label_by_heuristic(stores, ids, Thresholds())
+    assert list(frame["label"]) == [
+        "vertical", "diagonal", "block", "vertical+diagonal", "block", "diagonal"
+    ]  # fmt: skip
+    assert set(frame["source"]) == {"heuristic"}
+    assert load_maps(stores, ids[:1])[0].shape == (10, 10)
+
+
+def test_unknown_class_names_the_row(tmp_path):
+    path = write_labels(
+        tmp_path / "labels.csv",
+        [("finetuned", "mrpc", 5, 0, 0, "vertical", "human"),
+         ("finetuned", "mrpc", 5, 0, 1, "diagonl", "human")],
+    )  # fmt: skip
+    with pytest.raises(PipelineError, match=r"labels\.csv:3: unknown class 'diagonl'"):
+        read_labels(path)
+
+
+def test_map_missing_from_the_store_names_the_row(tmp_path, tiny_store):
+    stores = {"mrpc": AttentionStore(tiny_store)}
+    rows = [
+        ("finetuned", "mrpc", 5, 1, 2, "block", "heuristic"),
+        ("finetuned", "mrpc", 6, 0, 0, "block", "heuristic"),  # no example 6
+        ("finetuned", "mrpc", 5, 2, 0, "block", "heuristic"),  # no layer 2
+    ]
+    path = write_labels(tmp_path / "labels.csv", rows[:2])
+    with pytest.raises(PipelineError, match=r"labels\.csv:3: map \(finetuned, mrpc, example 6\)"):
+        check_in_store(read_labels(path), path, stores)
+    path = write_labels(tmp_path / "labels.csv", [rows[0], rows[2]])
+    with pytest.raises(PipelineError, match=r"labels\.csv:3: layer 2, head 0 is outside"):
+        check_in_store(read_labels(path), path, stores)
+    path = write_labels(tmp_path / "labels.csv", [("finetuned", "rte", 5, 0, 0, "block", "human")])
+    with pytest.raises(PipelineError, match=r"labels\.csv:2: task 'rte' has no attention store"):
+        check_in_store(read_labels(path), path, stores)
+
+
+def test_human_label_wins_and_undo_removes_the_last(tmp_path):
+    heuristic = write_labels(
+        tmp_path / "heuristic.csv",
+        [("finetuned", "mrpc", 5, 0, 0, "vertical", "heuristic"),
+         ("finetuned", "mrpc", 5, 0, 1, "diagonal", "heuristic")],
+    )  # fmt: skip
+    human = tmp_path / "human.csv"
+    append_label(human, MapId("finetuned", "mrpc", 5, 0, 1), "block", "t1")
+    append_label(human, MapId("finetuned", "mrpc", 5, 0, 1), "heterogeneous", "t2")
+    append_label(human, MapId("finetuned", "mrpc", 9, 1, 1), "diagonal", "t3")
+    assert drop_last_label(human) == MapId("finetuned", "mrpc", 9, 1, 1)
+
+    merged = merge_labels(read_labels(heuristic), read_labels(human))
+    assert list(zip(merged["head"], merged["label"], merged["source"], strict=True)) == [
+        (0, "vertical", "heuristic"),
+        (1, "heterogeneous", "human"),  # the latest human label
+    ]
+
+
+# --- the annotation page in a real browser ----------------------------------------------------
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+def serve(queue: list[MapId], views: dict[MapId, MapView], labels: Path):
+    """Start an annotation server on a free port in a thread; returns (server, url)."""
+    server = make_server(AnnotationSession(queue, labels, views.__getitem__), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    return server, f"http://{host}:{port}/"
+
+
+@pytest.mark.browser
+def test_annotation_page_in_headless_chromium(tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian chromium not found at {CHROMIUM}; install it with .ci/browser.sh")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="python package playwright")
+    rng = np.random.default_rng(3)
+    tokens, segments = pair_tokens(3, 3)
+    queue = [MapId("finetuned", "rte", 7, 0, head) for head in range(3)]
+    views = {
+        m: MapView(tokens, pattern_map(kind, tokens, segments, 0.0, rng))
+        for m, kind in zip(queue, ("vertical", "diagonal", "block"), strict=True)
+    }
+    labels = tmp_path / "annotations" / "human.csv"
+    expect = sync_api.expect
+
+    def saved() -> list[tuple]:
+        frame = pd.read_csv(labels)
+        return list(zip(frame["head"], frame["label"], frame["source"], strict=True))
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        server, url = serve(queue, views, labels)
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        progress, meta = page.locator("#progress"), page.locator("#meta")
+        expect(progress).to_have_text("0 / 3 labelled")
+        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 1")
+        # the vertical map's [CLS] column is drawn dark blue, a plain key's cell white
+        pixel = "([x, y]) => Array.from(document.getElementById('map')"
+        pixel += ".getContext('2d').getImageData(x, y, 1, 1).data)"
+        assert page.evaluate(pixel, [112, 112])[:3] == [0, 0, 255]
+        cell = (760 - 110) // len(tokens)  # the page's canvas width, margin and cell size
+        assert page.evaluate(pixel, [112 + cell, 112])[:3] == [255, 255, 255]
+
+        page.keyboard.press("2")  # diagonal, written at once
+        expect(progress).to_have_text("1 / 3 labelled")
+        assert saved() == [(0, "diagonal", "human")]
+        page.keyboard.press("s")  # skip head 2 ...
+        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 3")
+        page.click("button[data-label='block']")
+        expect(progress).to_have_text("2 / 3 labelled")
+        assert saved() == [(0, "diagonal", "human"), (2, "block", "human")]
+        page.keyboard.press("u")  # undo the block label: head 3 is shown again
+        expect(progress).to_have_text("1 / 3 labelled")
+        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 3")
+        assert saved() == [(0, "diagonal", "human")]
+        server.shutdown()
+        server.server_close()
+
+        # a new server resumes at the first map without a human label
+        server, url = serve(queue, views, labels)
+        page.goto(url)
+        expect(progress).to_have_text("1 / 3 labelled")
+        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 2")
+        page.keyboard.press("1")
+        page.keyboard.press("4")
+        expect(progress).to_have_text("3 / 3 labelled")
+        expect(meta).to_have_text("All sampled maps are labelled. Thank you!")
+        assert saved() == [
+            (0, "diagonal", "human"), (1, "vertical", "human"), (2, "block", "human")
+        ]  # fmt: skip
+        browser.close()
+        server.shutdown()
+        server.server_close()
