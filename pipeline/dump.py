@@ -13,7 +13,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.config import TaskSpec
 from pipeline.data import collate, encode
-from pipeline.engine import HeadControl, crop_maps, model_shape
+from pipeline.engine import HeadControl, crop_maps, model_shape, require_attached
 from pipeline.errors import PipelineError
 from pipeline.store import AttentionWriter, TokenInfo
 
@@ -92,6 +92,7 @@ def attention_maps(
 
     `model` must be attached to the engine (pipeline.engine.attach).
     """
+    require_attached(model)
     num_layers, _ = model_shape(model)
     control = HeadControl(capture=range(num_layers))
     batch = collate([e.row for e in examples], pad_id, device)  # input_ids etc. [B, T]

@@ -176,6 +176,15 @@ def attach(model: PreTrainedModel) -> PreTrainedModel:
     return model
 
 
+def require_attached(model: PreTrainedModel) -> None:
+    """Fail unless `model` runs the engine (a `head_control` would otherwise be ignored)."""
+    if model.config._attn_implementation != IMPLEMENTATION:
+        raise PipelineError(
+            f"{type(model).__name__} runs '{model.config._attn_implementation}' attention, so a "
+            "head_control would be ignored; call pipeline.engine.attach(model) first"
+        )
+
+
 @torch.no_grad()
 def verify_reached(model: PreTrainedModel) -> None:
     """Run a 3-token input and check that every layer called the engine."""
