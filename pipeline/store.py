@@ -388,13 +388,16 @@ class AttentionStore:
                 )
             chosen &= np.isin(self._index["example_id"], wanted)
         rows = np.flatnonzero(chosen)
-        columns = [head_column(h) for h in heads]
+        stored_layers = sorted(set(layers))  # each example's rows come in layer order
+        reorder = None if layers == stored_layers else [stored_layers.index(x) for x in layers]
+        columns = [head_column(h) for h in dict.fromkeys(heads)]
         if self.quantize == "uint8":
-            columns += [scale_column(h) for h in heads]
+            columns += [scale_column(h) for h in dict.fromkeys(heads)]
         for group in np.unique(self._index["row_group"][rows]):
             in_group = rows[self._index["row_group"][rows] == group]
             table = self._file.read_row_group(int(group), columns=columns)
-            yield from self._decode(table, in_group, heads, len(layers))
+            for example_id, maps in self._decode(table, in_group, heads, len(stored_layers)):
+                yield example_id, maps if reorder is None else maps[reorder]
 
     def _decode(
         self, table: pa.Table, rows: np.ndarray, heads: Sequence[int], num_layers: int
