@@ -1,0 +1,93 @@
+"""The dump_attention stage end to end on the micro profile (tiny random BERT)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from omegaconf import OmegaConf, open_dict
+
+from pipeline.config import CONF_DIR, load_task
+from pipeline.data import collate
+from pipeline.dump import tokenize_examples
+from pipeline.engine import HeadControl, attach
+from pipeline.errors import PipelineError
+from pipeline.models import load_classifier, load_finetuned
+from pipeline.params import compose_params
+from pipeline.stage import StageRun
+from pipeline.store import AttentionStore
+from stages import dump_attention
+
+SENTENCES = [
+    ("The cat sat on the mat.", "A cat was sitting on a mat."),
+    ("Stocks fell sharply on Monday after the report.", "The report came out."),
+    ("He said no.", "He refused the offer, politely but firmly, after a long pause."),
+    ("Yes.", "No."),
+] * 6  # 24 rows; the micro profile dumps the first 16
+
+
+def micro_stage(root, extra: tuple[str, ...] = ()) -> StageRun:
+    overrides = ["experiment=micro", f"paths.outputs={root}/outputs", f"paths.data={root}/data"]
+    cfg = OmegaConf.create(compose_params([*overrides, *extra]))
+    with open_dict(cfg):
+        cfg.task = OmegaConf.load(CONF_DIR / "task" / "mrpc.yaml")
+        cfg.device = "cpu"
+    return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
+
+
+@pytest.fixture
+def prepared(tmp_path, tokenizer):
+    """Prepared MRPC dev rows and a saved (untrained) tiny classifier."""
+    frame = pd.DataFrame(SENTENCES, columns=["sentence1", "sentence2"])
+    frame.insert(0, "idx", np.arange(100, 100 + len(frame)))
+    frame["label"] = 1
+    (tmp_path / "data/glue/mrpc").mkdir(parents=True)
+    frame.to_parquet(tmp_path / "data/glue/mrpc/validation.parquet")
+    stage = micro_stage(tmp_path)
+    model = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
+    model.save_pretrained(tmp_path / "outputs/models/mrpc")
+    return tmp_path, frame
+
+
+def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
+    root, frame = prepared
+    stage = micro_stage(root)
+    dump_attention.run(stage)
+    store = AttentionStore(root / "outputs/attention/mrpc.parquet", expect_model="tiny_random")
+    assert store.variants == ["finetuned", "pretrained"]
+    assert (store.num_layers, store.num_heads) == (2, 4)
+    ids = list(range(100, 116))
+    assert store.example_ids("pretrained", "mrpc") == ids
+    assert store.example_ids("finetuned", "mrpc") == ids
+
+    # the fine-tuned variant's maps are what the saved model computes, one example at a time
+    model = attach(load_finetuned(root / "outputs/models/mrpc").eval())
+    examples = tokenize_examples(tokenizer, load_task("mrpc"), frame.head(16), 64)
+    stored = store.maps("finetuned", "mrpc")
+    for example in examples[:4]:
+        control = HeadControl(capture=range(2))
+        with torch.no_grad():
+            model(**collate([example.row], tokenizer.pad_token_id), head_control=control)
+        want = torch.stack([control.maps[layer][0] for layer in range(2)]).numpy()
+        np.testing.assert_allclose(stored[example.example_id], want, atol=1e-3, rtol=0)
+        assert store.tokens("mrpc", example.example_id).tokens == example.tokens.tokens
+    pretrained = store.maps("pretrained", "mrpc", layers=[1])
+    for example_id, maps in pretrained.items():
+        n = len(store.tokens("mrpc", example_id))
+        np.testing.assert_allclose(maps.sum(-1), np.ones((1, 4, n)), atol=3e-3)
+        assert not np.allclose(maps, stored[example_id][[1]], atol=1e-3)
+
+    metrics = json.loads((root / "outputs/metrics/dump_attention/mrpc.json").read_text())
+    assert metrics["examples"] == 16
+    assert 0 < metrics["bytes_vs_raw_float16"] < 1
+
+
+def test_dump_stage_without_finetuned_model_says_what_to_run(prepared):
+    root, _ = prepared
+    (root / "outputs/models/mrpc/config.json").unlink()
+    with pytest.raises(PipelineError, match="run `dvc repro finetune`"):
+        dump_attention.run(micro_stage(root))
+    assert not (root / "outputs/attention/mrpc.parquet").exists()
