@@ -9,5 +9,5 @@ if [ -x /usr/bin/chromium ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends chromium
+apt-get install -y -qq chromium
 /usr/bin/chromium --version

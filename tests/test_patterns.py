@@ -22,6 +22,7 @@ from pipeline.patterns.labels import (
     append_label,
     check_in_store,
     drop_last_label,
+    map_ids,
     merge_labels,
     read_labels,
 )
@@ -328,3 +329,79 @@ def test_annotation_page_in_headless_chromium(tmp_path):
         browser.close()
         server.shutdown()
         server.server_close()
+
+
+# --- the stages on hand-built stores ----------------------------------------------------------
+
+
+def test_stages_sample_train_apply(tmp_path, one_thread):
+    """patterns_sample -> patterns_train (shipped + human labels) -> patterns_apply (micro)."""
+    from omegaconf import OmegaConf
+
+    from pipeline.params import compose_params
+    from pipeline.stage import StageRun
+    from stages import patterns_apply, patterns_sample, patterns_train
+
+    rng = np.random.default_rng(4)
+    kinds = [["vertical", "diagonal", "block"], ["vertical+diagonal", "block", "heterogeneous"]]
+    for task in ("mrpc", "rte"):
+        records = []
+        lengths = rng.integers(3, 12, size=(12, 2))  # sentence lengths of 12 examples
+        for variant in ("finetuned", "pretrained"):
+            for example_id, (a, b) in enumerate(lengths):
+                tokens, segments = pair_tokens(a, b)
+                maps = np.stack(
+                    [[pattern_map(k, tokens, segments, 0.05, rng) for k in row] for row in kinds]
+                )  # [2, 3, n, n]
+                n = len(tokens)
+                info = TokenInfo(tokens, segments, np.arange(n), np.zeros((n, 2)), ())
+                records.append((variant, task, example_id, maps, info))
+        write_attention(
+            tmp_path / "outputs" / "attention" / f"{task}.parquet",
+            records,
+            model_id="tiny_random",
+            num_layers=2,
+            num_heads=3,
+            config_hash="x",
+        )
+    overrides = [
+        "experiment=micro",
+        f"paths.outputs={tmp_path}/outputs",
+        f"paths.data={tmp_path}/data",
+    ]
+    overrides += ["patterns.labels=annotations", "patterns.classifier.epochs=15"]
+    cfg = OmegaConf.create(compose_params(overrides))
+    stage = StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True)
+
+    patterns_sample.run(stage)
+    folder = tmp_path / "data" / "annotations" / "tiny_random"
+    shipped = read_labels(folder / "heuristic.csv")
+    assert len(shipped) == 80 and set(shipped["source"]) == {"heuristic"}
+    # the hand-built heads are clean: the rule recovers each head's class
+    expected = [
+        kinds[layer][head] for layer, head in zip(shipped["layer"], shipped["head"], strict=True)
+    ]
+    assert (shipped["label"] == expected).mean() > 0.95
+    first = map_ids(shipped.head(1))[0]
+    append_label(folder / "human.csv", first, "heterogeneous", "now")
+
+    patterns_train.run(stage)
+    labels = pd.read_csv(tmp_path / "outputs" / "patterns" / "labels.csv")
+    assert len(labels) == 80
+    human = labels[labels["source"] == "human"]
+    assert len(human) == 1 and human.iloc[0]["label"] == "heterogeneous"
+    metrics = pd.read_json(tmp_path / "outputs" / "metrics" / "patterns_train.json", typ="series")
+    assert metrics["num_human"] == 1 and metrics["num_val"] == 16
+    confusion = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_train" / "confusion.csv")
+    assert metrics["accuracy"] == (confusion["actual"] == confusion["predicted"]).mean()
+    assert (tmp_path / "outputs" / "patterns" / "cnn.pt").exists()
+
+    patterns_apply.run(stage)
+    shares = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_apply" / "shares.csv")
+    assert len(shares) == 2 * 2 * len(CLASSES)  # tasks x variants x classes
+    np.testing.assert_allclose(shares.groupby(["task", "variant"])["share"].sum(), 1.0, atol=1e-5)
+    predictions = pd.read_parquet(tmp_path / "outputs" / "patterns" / "predictions.parquet")
+    assert len(predictions) == 2 * 2 * 8 * 6  # tasks x variants x num_examples x heads
+    figures = tmp_path / "outputs" / "figures" / "patterns_apply"
+    assert (figures / "fig1_pattern_examples.png").exists()
+    assert (figures / "fig2_pattern_shares.png").exists()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -23,6 +24,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from pipeline.errors import PipelineError
+from pipeline.io import atomic_path
 from pipeline.patterns import CLASSES
 
 
@@ -105,3 +108,31 @@ def predict(model: PatternCNN, inputs: torch.Tensor, batch_size: int = 512) -> t
         model(inputs[i : i + batch_size]).softmax(-1) for i in range(0, len(inputs), batch_size)
     ]
     return torch.cat(parts) if parts else torch.empty(0, len(CLASSES))
+
+
+def save_classifier(
+    path: Path, model: PatternCNN, channels: Sequence[int], input_size: int
+) -> None:
+    """The weights and what is needed to rebuild and feed the network, written atomically."""
+    with atomic_path(path) as tmp:
+        torch.save(
+            {
+                "state_dict": model.state_dict(),
+                "channels": list(channels),
+                "input_size": input_size,
+                "classes": list(CLASSES),
+            },
+            tmp,
+        )
+
+
+def load_classifier(path: Path) -> tuple[PatternCNN, int]:
+    """The saved network and its input size."""
+    if not path.exists():
+        raise PipelineError(f"pattern classifier not found: {path}; run the patterns_train stage")
+    saved = torch.load(path, map_location="cpu")
+    if saved["classes"] != list(CLASSES):
+        raise PipelineError(f"{path} predicts classes {saved['classes']}, not {list(CLASSES)}")
+    model = PatternCNN(saved["channels"])
+    model.load_state_dict(saved["state_dict"])
+    return model.eval(), int(saved["input_size"])

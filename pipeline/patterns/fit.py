@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +21,21 @@ class ClassifierSettings:
     channels: tuple[int, ...]
     val_fraction: float
     train: TrainSettings
+
+    @classmethod
+    def from_config(cls, node: Mapping, seed: int) -> ClassifierSettings:
+        """From `patterns.classifier` and the global seed."""
+        return cls(
+            input_size=int(node["input_size"]),
+            channels=tuple(int(c) for c in node["channels"]),
+            val_fraction=float(node["val_fraction"]),
+            train=TrainSettings(
+                epochs=int(node["epochs"]),
+                batch_size=int(node["batch_size"]),
+                learning_rate=float(node["learning_rate"]),
+                seed=seed,
+            ),
+        )
 
 
 def split(labels: Sequence[str], val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import groupby
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,11 @@ from pipeline.patterns.features import map_features, special_mask
 from pipeline.patterns.heuristic import Thresholds, heuristic_labels
 from pipeline.patterns.labels import ID_COLUMNS, MapId
 from pipeline.store import AttentionStore
+
+
+def open_stores(folder: Path, tasks: Sequence[str], model: str) -> dict[str, AttentionStore]:
+    """task -> its attention store `folder/<task>.parquet`, checked to hold `model`'s maps."""
+    return {task: AttentionStore(folder / f"{task}.parquet", expect_model=model) for task in tasks}
 
 
 def load_maps(stores: Mapping[str, AttentionStore], ids: Sequence[MapId]) -> list[np.ndarray]:

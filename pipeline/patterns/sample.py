@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Mapping
 
+import numpy as np
+import pandas as pd
+
+from pipeline.patterns.heuristic import Thresholds
 from pipeline.patterns.labels import MapId
+from pipeline.patterns.maps import label_by_heuristic
 from pipeline.store import AttentionStore
 
 
@@ -28,3 +33,20 @@ def sample_map_ids(
         for p in picks
     ]
     return sorted(ids)
+
+
+def sample_labels(
+    stores: Mapping[str, AttentionStore],
+    variant: str,
+    maps_per_task: int,
+    seed: int,
+    thresholds: Thresholds,
+) -> pd.DataFrame:
+    """`maps_per_task` sampled maps of each task (seed + the task's position), labelled by
+    the heuristic, with their features (see maps.label_by_heuristic)."""
+    ids = [
+        map_id
+        for offset, (task, store) in enumerate(stores.items())
+        for map_id in sample_map_ids(store, variant, task, maps_per_task, seed + offset)
+    ]
+    return label_by_heuristic(stores, ids, thresholds)

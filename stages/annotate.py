@@ -1,0 +1,71 @@
+"""annotate: the local annotation page for the sampled attention maps (not a DVC stage).
+
+    python -m stages.annotate [--port 8765] [--host 127.0.0.1]
+
+serves http://127.0.0.1:8765/, which shows the maps of data/annotations/<model>/heuristic.csv
+(written by `python -m stages.patterns_sample --dvc`) one at a time, read from
+outputs/attention/<task>.parquet, and appends each label to data/annotations/<model>/human.csv
+with the source `human`. Keys 1-5 label, s skips, u undoes; stop it with Ctrl-C and start it
+again to go on where you left off. Paths and the model come from params.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from pipeline.errors import PipelineError
+from pipeline.patterns.annotate import AnnotationSession, MapView, make_server
+from pipeline.patterns.labels import MapId, map_ids, read_labels
+from pipeline.patterns.maps import load_maps, open_stores
+
+log = logging.getLogger(__name__)
+
+
+def build_session(params: Path) -> AnnotationSession:
+    """The session over the sampled maps of params.yaml's model and paths."""
+    cfg = OmegaConf.load(params)
+    folder = Path(cfg.paths.data) / "annotations" / cfg.model.name
+    queue = map_ids(read_labels(folder / "heuristic.csv"))
+    tasks = sorted({m.task for m in queue})
+    stores = open_stores(Path(cfg.paths.outputs) / "attention", tasks, cfg.model.name)
+
+    def load(map_id: MapId) -> MapView:
+        tokens = stores[map_id.task].tokens(map_id.task, map_id.example_id).tokens
+        return MapView(tokens=list(tokens), weights=load_maps(stores, [map_id])[0])
+
+    return AnnotationSession(queue, folder / "human.csv", load)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        session = build_session(args.params)
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    server = make_server(session, args.host, args.port)
+    done, total = len(session.done), len(session.order)
+    log.info(
+        "annotating %d/%d labelled; open http://%s:%d/", done, total, *server.server_address[:2]
+    )
+    log.info("labels go to %s (Ctrl-C stops; labels are already saved)", session.labels_path)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
