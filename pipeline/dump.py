@@ -13,7 +13,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.config import TaskSpec
 from pipeline.data import collate, encode
-from pipeline.engine import HeadControl, crop_maps, model_shape, require_attached
+from pipeline.engine import HeadControl, model_shape, require_attached
 from pipeline.errors import PipelineError
 from pipeline.store import AttentionWriter, TokenInfo
 
@@ -87,8 +87,9 @@ def attention_maps(
     examples: Sequence[Example],
     pad_id: int,
     device: torch.device | str,
+    dtype: torch.dtype = torch.float32,
 ) -> list[np.ndarray]:
-    """One forward pass over `examples`; per example float32 maps [layers, heads, n, n].
+    """One forward pass over `examples`; per example maps [layers, heads, n, n] of `dtype`.
 
     `model` must be attached to the engine (pipeline.engine.attach).
     """
@@ -97,15 +98,12 @@ def attention_maps(
     control = HeadControl(capture=range(num_layers))
     batch = collate([e.row for e in examples], pad_id, device)  # input_ids etc. [B, T]
     model(**batch, head_control=control)
-    stacked = torch.stack(
+    maps = torch.stack(
         [control.maps[layer] for layer in range(num_layers)], dim=1
     )  # [B, L, H, T, T]
+    maps = maps.to(dtype)
     lengths = [len(e.row["input_ids"]) for e in examples]
-    flat = stacked.flatten(1, 2)  # [B, L*H, T, T]
-    return [
-        m.reshape(num_layers, -1, n, n).float().cpu().numpy()
-        for m, n in zip(crop_maps(flat, lengths), lengths, strict=True)
-    ]
+    return [m[..., :n, :n].cpu().numpy() for m, n in zip(maps, lengths, strict=True)]
 
 
 def length_batches(examples: Sequence[Example], batch_size: int) -> Iterator[list[Example]]:
@@ -125,21 +123,22 @@ def dump_variant(
     batch_size: int,
     pad_id: int,
     device: torch.device | str,
-    window: int = 512,
+    window: int = 128,
 ) -> None:
     """Write every map of `model` on `examples` (sorted by id) into `writer`.
 
     Examples go through in windows of `window` ids; inside a window they are batched by
     length, and the window is written in id order, so memory stays bounded.
     """
+    # float16 is what a lossless store keeps; 8-bit codes are made from the float32 maps
+    dtype = torch.float16 if writer.quantize == "none" else torch.float32
     with tqdm(total=len(examples), desc=f"dump {task} {variant}", unit="ex") as progress:
         for start in range(0, len(examples), window):
             chunk = examples[start : start + window]
             maps: dict[int, np.ndarray] = {}
             for batch in length_batches(chunk, batch_size):
-                for example, example_maps in zip(
-                    batch, attention_maps(model, batch, pad_id, device), strict=True
-                ):
+                batch_maps = attention_maps(model, batch, pad_id, device, dtype)
+                for example, example_maps in zip(batch, batch_maps, strict=True):
                     maps[example.example_id] = example_maps
                 progress.update(len(batch))
             for example in chunk:

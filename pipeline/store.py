@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.engine import check_head
@@ -157,7 +159,10 @@ class AttentionWriter:
         self.compression_level = compression_level
         self._stack = contextlib.ExitStack()
         self._writer: pq.ParquetWriter | None = None
-        self._rows: list[dict[str, Any]] = []
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: Future | None = None
+        # (key, codes [L, H, n, n] float16 or uint8, row scales [L, H, n] or None, tokens)
+        self._buffer: list[tuple] = []
         self._buffered_bytes = 0
         self._last_key: tuple[str, str, int] | None = None
         self.num_examples = 0
@@ -179,17 +184,29 @@ class AttentionWriter:
                 pq.SortingColumn(self.schema.get_field_index(c)) for c in ID_COLUMNS[:4]
             ],
         )
+        # compression runs in a thread (pyarrow releases the GIL) while the model computes
+        self._pool = ThreadPoolExecutor(max_workers=1)
+        self._stack.push(self._finish)  # runs before atomic_path renames or removes the file
         return self
 
-    def __exit__(self, kind, error, trace) -> None:
+    def __exit__(self, kind, error, trace) -> bool:
+        return self._stack.__exit__(kind, error, trace)
+
+    def _finish(self, kind, error, trace) -> None:
+        """Write what is left and close the file; after a failure, only close it."""
         try:
             if error is None:
                 self._flush()
-            if self._writer is not None:
-                self._writer.close()
+            self._wait(raise_error=error is None)
         finally:
-            # atomic_path renames the file into place, or removes it when an error is raised
-            self._stack.__exit__(kind, error, trace)
+            self._pool.shutdown()
+            self._writer.close()
+
+    def _wait(self, raise_error: bool = True) -> None:
+        """Wait for the row group being written; re-raise its error unless told not to."""
+        pending, self._pending = self._pending, None
+        if pending is not None and (pending.exception() is not None and raise_error):
+            raise pending.exception()
 
     def add(
         self,
@@ -218,49 +235,71 @@ class AttentionWriter:
                     f"{key} after {self._last_key}"
                 )
         self._last_key = key
-        self._rows.extend(self._example_rows(key, maps, tokens))
+        if self.quantize == "uint8":
+            codes, scale = quantize_rows(maps.astype(np.float32, copy=False))
+        else:
+            codes, scale = maps if maps.dtype == np.float16 else _to_float16(maps), None
+        self._buffer.append((key, codes, scale, tokens))
         self.num_examples += 1
         self._buffered_bytes += maps.size * 2
         if self._buffered_bytes >= self.row_group_bytes:
             self._flush()
 
-    def _example_rows(self, key, maps: np.ndarray, tokens: TokenInfo) -> list[dict[str, Any]]:
-        variant, task, example_id = key
-        n = len(tokens)
-        flat = maps.reshape(*maps.shape[:2], n * n)  # [layers, heads, n*n]
-        if self.quantize == "uint8":
-            codes, scale = quantize_rows(maps.astype(np.float32))
-            flat = codes.reshape(*maps.shape[:2], n * n)
-        else:
-            flat = flat.astype(np.float16)
-        rows = []
-        for layer in range(maps.shape[0]):
-            row: dict[str, Any] = dict.fromkeys(TOKEN_COLUMNS)
-            row.update(variant=variant, task=task, example_id=example_id, layer=layer, length=n)
-            for head in range(maps.shape[1]):
-                row[head_column(head)] = flat[layer, head]
-                if self.quantize == "uint8":
-                    row[scale_column(head)] = scale[layer, head]
-            if layer == 0:
-                row.update(
-                    tokens=list(tokens.tokens),
-                    segment_ids=np.asarray(tokens.segment_ids, dtype=np.int8),
-                    word_ids=np.asarray(tokens.word_ids, dtype=np.int16),
-                    offsets=np.asarray(tokens.offsets, dtype=np.int32).reshape(-1),
-                    texts=list(tokens.texts),
-                )
-            rows.append(row)
-        return rows
-
     def _flush(self) -> None:
-        if not self._rows:
+        """Write the buffered examples as one row group: L rows per example, heads as columns."""
+        if not self._buffer:
             return
-        columns = {
-            name: pa.array([r[name] for r in self._rows], type=self.schema.field(name).type)
-            for name in self.schema.names
+        num_layers, num_heads = self.shape
+        keys = [key for key, *_ in self._buffer]
+        lengths = np.array([len(info) for *_, info in self._buffer])
+        columns: dict[str, pa.Array] = {
+            "variant": pa.array([k[0] for k in keys for _ in range(num_layers)]),
+            "task": pa.array([k[1] for k in keys for _ in range(num_layers)]),
+            "example_id": pa.array(np.repeat([k[2] for k in keys], num_layers)),
+            "layer": pa.array(np.tile(np.arange(num_layers), len(keys))),
+            "length": pa.array(np.repeat(lengths, num_layers)),
         }
-        self._writer.write_table(pa.table(columns, schema=self.schema))
-        self._rows, self._buffered_bytes = [], 0
+        row_lengths = np.repeat(lengths, num_layers)  # n per row
+        for head in range(num_heads):
+            # this head's [n, n] map of every (example, layer) row, flattened and concatenated
+            values = np.concatenate([codes[:, head].reshape(-1) for _, codes, _, _ in self._buffer])
+            columns[head_column(head)] = _list_array(values, row_lengths**2)
+            if self.quantize == "uint8":
+                scales = np.concatenate([s[:, head].reshape(-1) for _, _, s, _ in self._buffer])
+                columns[scale_column(head)] = _list_array(scales, row_lengths)
+        first_layer = [
+            info if layer == 0 else None for *_, info in self._buffer for layer in range(num_layers)
+        ]
+        columns["tokens"] = [None if i is None else list(i.tokens) for i in first_layer]
+        columns["segment_ids"] = [
+            None if i is None else np.asarray(i.segment_ids) for i in first_layer
+        ]
+        columns["word_ids"] = [None if i is None else np.asarray(i.word_ids) for i in first_layer]
+        columns["offsets"] = [
+            None if i is None else np.asarray(i.offsets).reshape(-1) for i in first_layer
+        ]
+        columns["texts"] = [None if i is None else list(i.texts) for i in first_layer]
+        arrays = [
+            pa.array(columns[f.name], type=f.type)
+            if not isinstance(columns[f.name], pa.Array)
+            else columns[f.name].cast(f.type)
+            for f in self.schema
+        ]
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        self._buffer, self._buffered_bytes = [], 0
+        self._wait()  # at most one row group in flight
+        self._pending = self._pool.submit(self._writer.write_table, table)
+
+
+def _to_float16(maps: np.ndarray) -> np.ndarray:
+    """float16 copy of `maps`, through torch (NumPy's float16 cast is ~10x slower)."""
+    return torch.from_numpy(np.ascontiguousarray(maps)).to(torch.float16).numpy()
+
+
+def _list_array(values: np.ndarray, sizes: np.ndarray) -> pa.ListArray:
+    """A list array whose i-th list holds the next sizes[i] of `values`."""
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values))
 
 
 def write_attention(
@@ -323,7 +362,9 @@ class AttentionStore:
         ]
         index = {name: table.column(name).to_numpy() for name in ("example_id", "layer", "length")}
         for name in ("variant", "task"):
-            index[name] = np.asarray(table.column(name).to_pylist(), dtype=object)
+            labels = table.column(name).combine_chunks()  # DictionaryArray
+            names = np.asarray(labels.dictionary.to_pylist(), dtype=object)
+            index[name] = names[labels.indices.to_numpy()]
         index["row_group"] = np.repeat(np.arange(len(counts)), counts)
         index["position"] = np.concatenate([np.arange(c) for c in counts]) if counts else counts
         return index

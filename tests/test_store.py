@@ -201,6 +201,17 @@ def test_failed_write_leaves_no_file_and_keeps_the_old_one(tmp_path, records):
     assert list(tmp_path.iterdir()) == [path]
 
 
+def test_failed_row_group_write_leaves_no_file(tmp_path, records, monkeypatch):
+    def broken(self, table):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", broken)
+    path = tmp_path / "mrpc.parquet"
+    with pytest.raises(OSError, match="disk full"):
+        write_attention(path, records, **SETTINGS, row_group_bytes=2000)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_uint8_error_is_within_a_255th_of_the_row_max(tmp_path, records):
     path = tmp_path / "q.parquet"
     write_attention(path, records, **SETTINGS, quantize="uint8")
