@@ -90,7 +90,7 @@ def _eager_probs(query, key, mask, scaling) -> torch.Tensor:
             scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
         else:
             scores = scores + mask
-    return torch.softmax(scores, dim=-1)
+    return torch.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)  # fp16-safe
 
 
 def engine_attention(
@@ -149,7 +149,7 @@ def engine_attention(
         output = output.masked_fill(disabled[:, None, :, None], 0.0)
     gate = control.gate_in(layer)  # [B or 1, H] or None
     if gate is not None:
-        output = output * gate.to(output.dtype)[:, None, :, None]
+        output = output * gate.to(output.device, output.dtype)[:, None, :, None]
     return output, probs
 
 

@@ -195,6 +195,18 @@ def test_gate_of_one_changes_nothing_and_zero_equals_zero_mode(plain, engine, ba
     torch.testing.assert_close(gated, zeroed, atol=ATOL, rtol=0)
 
 
+def test_per_example_gate_equals_per_example_zero_mode(plain, engine, batch):
+    shape = model_shape(engine)
+    disabled = torch.zeros(3, *shape, dtype=torch.bool)  # [B, L, H]
+    disabled[0, 1, 2] = True
+    disabled[2, 0] = True
+    gated = logits(engine, batch, HeadControl(gate=(~disabled).float()))
+    zeroed = logits(engine, batch, HeadControl(disabled=disabled, mode="zero"))
+    torch.testing.assert_close(gated, zeroed, atol=ATOL, rtol=0)
+    torch.testing.assert_close(gated[1], logits(plain, batch)[1], atol=ATOL, rtol=0)
+    assert_differs(gated[0], logits(plain, batch)[0])
+
+
 def test_gradient_reaches_the_gate_and_matches_finite_differences(engine, batch):
     def loss_at(gate):
         return engine(**batch, head_control=HeadControl(gate=gate)).logits.square().sum()
