@@ -1,0 +1,140 @@
+"""ablate: head and layer disabling sweeps (Figs. 8-9), gradient head importance and the
+iterative pruning curve (Michel et al. 2019) for one task's fine-tuned model.
+
+Reads outputs/models/<task>/ and the first `ablate.num_examples` rows of the task's dev split.
+Writes under outputs/plots/ablate/<task>/ the tables heads.csv, layers.csv, importance.csv
+and pruning.csv; under outputs/figures/ablate/<task>/ the figures fig8_heads.png,
+fig9_layers.png and pruning.png; and outputs/metrics/ablate/<task>.json.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import torch
+
+from pipeline.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
+from pipeline.ablation_figures import head_delta_heatmap, layer_delta_bars, pruning_curve_plot
+from pipeline.config import TaskSpec
+from pipeline.data import encode
+from pipeline.engine import attach, model_shape
+from pipeline.glue import read_split
+from pipeline.importance import importance_table, prunable_fraction, pruning_curve
+from pipeline.io import save_figure, write_json, write_table
+from pipeline.layerwise import Layerwise
+from pipeline.models import load_finetuned, load_tokenizer, pick_device
+from pipeline.stage import StageRun, stage_main
+from pipeline.training import check_labels
+
+log = logging.getLogger(__name__)
+
+
+def deterministic() -> None:
+    """Same numbers on every run, on CPU and CUDA (cuBLAS needs a fixed workspace)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def run(stage: StageRun) -> None:
+    cfg, settings = stage.cfg, stage.cfg.ablate
+    task = TaskSpec.from_config(cfg.task)
+    deterministic()
+    folder = stage.upstream("models", task.name)
+    model = load_finetuned(folder).to(pick_device(cfg.device))
+    tokenizer = load_tokenizer(cfg.model)
+    layerwise = Layerwise.of(attach(model))
+    shape = model_shape(model)
+
+    frame = read_split(stage.data(), task.name, task.eval_split).head(settings.num_examples)
+    labels = frame["label"].to_numpy()
+    check_labels(task, labels, f"{task.name} {task.eval_split}")
+    rows = encode(tokenizer, task, frame, cfg.finetune.max_length)
+    pad_id = tokenizer.pad_token_id
+    log.info("%s: %d dev examples, model %d layers x %d heads", task.name, len(rows), *shape)
+
+    started = time.perf_counter()
+    result = sweep(
+        layerwise,
+        rows,
+        head_ablations(shape) + layer_ablations(shape),
+        mode=settings.mode,
+        pad_id=pad_id,
+        batch_size=settings.batch_size,
+        ablations_per_pass=settings.ablations_per_pass,
+        cache_budget_mb=settings.cache_budget_mb,
+    )
+    sweep_seconds = time.perf_counter() - started
+    table = sweep_table(result, task, labels)
+    heads, layers = table[table["head"] >= 0], table[table["head"] < 0].drop(columns="head")
+
+    plots = stage.out("plots", "ablate", task.name)
+    figures = stage.out("figures", "ablate", task.name)
+    write_table(plots / "heads.csv", heads)
+    write_table(plots / "layers.csv", layers)
+    metric = task.main_metric
+    config = {
+        "task": task.name,
+        "model": cfg.model.name,
+        "mode": settings.mode,
+        "examples": len(rows),
+    }
+    where = f"{task.name}, {len(rows)} dev examples, {settings.mode} mode"
+    save_figure(
+        figures / "fig8_heads.png",
+        head_delta_heatmap(heads, metric, f"Disabling one head ({where})"),
+        f"Change in {metric} (x100; baseline {heads['baseline'].iloc[0]:.3f}) when each single "
+        f"head is disabled ({settings.mode} mode), on {len(rows)} {task.name} dev examples; "
+        "positive cells: the model does better without that head (paper Fig. 8).",
+        config,
+    )
+    save_figure(
+        figures / "fig9_layers.png",
+        layer_delta_bars(layers, metric, f"Disabling one layer ({where})"),
+        f"Change in {metric} (x100) when all heads of one layer are disabled ({settings.mode} "
+        f"mode), on {len(rows)} {task.name} dev examples (paper Fig. 9).",
+        config,
+    )
+    metrics = {
+        **summary(heads, layers, task),
+        "mode": settings.mode,
+        "num_examples": len(rows),
+        "sweep_seconds": round(sweep_seconds, 1),
+    }
+
+    if settings.importance:
+        started = time.perf_counter()
+        curve, importance = pruning_curve(
+            layerwise,
+            rows,
+            labels,
+            task,
+            pad_id=pad_id,
+            step=settings.prune_step,
+            batch_size=settings.batch_size,
+        )
+        write_table(plots / "importance.csv", importance_table(importance))
+        write_table(plots / "pruning.csv", curve)
+        save_figure(
+            figures / "pruning.png",
+            pruning_curve_plot(curve, metric, f"Iterative head pruning ({task.name})"),
+            f"{metric} on {len(rows)} {task.name} dev examples as heads are pruned "
+            f"({settings.prune_step:.0%} of all heads per step, least important first by "
+            "gradient importance recomputed after each step; Michel et al. 2019).",
+            {**config, "prune_step": settings.prune_step},
+        )
+        metrics.update(
+            {
+                "prunable_fraction": prunable_fraction(curve, metric, settings.prune_keep),
+                "pruned_half_metric": float(
+                    curve.loc[(curve["fraction_pruned"] - 0.5).abs().idxmin(), metric]
+                ),
+                "importance_seconds": round(time.perf_counter() - started, 1),
+            }
+        )
+    write_json(stage.out("metrics", "ablate", f"{task.name}.json"), metrics)
+
+
+if __name__ == "__main__":
+    stage_main(run)
