@@ -20,7 +20,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.config import check_option, load_task
+from pipeline.config import CONF_DIR, check_option, load_task
 from pipeline.errors import PipelineError
 
 log = logging.getLogger(__name__)
@@ -88,8 +88,8 @@ def _load_dvc_config(task: str | None) -> DictConfig:
         )
     cfg = OmegaConf.load(params)
     if task is not None:
-        spec = OmegaConf.load(Path(__file__).resolve().parent.parent / "conf/task" / f"{task}.yaml")
         load_task(task)  # validates the name
+        spec = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
         with open_dict(cfg):
             cfg.task = spec
     return cfg
@@ -120,7 +120,7 @@ def stage_main(run: StageFn) -> None:
     import hydra
     from hydra.core.hydra_config import HydraConfig
 
-    @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+    @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
     def hydra_job(cfg: DictConfig) -> None:
         out_root = Path(HydraConfig.get().runtime.output_dir)
         try:

@@ -1,0 +1,77 @@
+"""Issue 8: stages as Hydra apps, multirun through a launcher, early failure on bad values."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from pipeline.params import compose_params
+from pipeline.stage import StageRun
+from stages import prepare
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _stage(args: list[str], timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_sweep_over_unknown_task_fails_before_any_job(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    result = _stage(["stages.finetune", "-m", "task=sst2,sst3", f"hydra.sweep.dir={sweep_dir}"])
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: unknown task 'sst3'; valid tasks: cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli"
+    ]
+    assert not sweep_dir.exists()  # no job started
+
+
+def test_unknown_model_in_a_sweep_lists_valid_models():
+    result = _stage(["stages.finetune", "-m", "model=minilm_l6,bert_huge"])
+    assert result.returncode == 2
+    assert "unknown model 'bert_huge'; valid models: bert_base_uncased, minilm_l6, tiny_random" in (
+        result.stderr
+    )
+
+
+@pytest.fixture(scope="module")
+def micro_data(tmp_path_factory, shared_data) -> Path:
+    """The micro profile's prepared GLUE subsets, written by the prepare stage itself."""
+    root = tmp_path_factory.mktemp("micro")
+    cfg = OmegaConf.create(compose_params(["experiment=micro", f"paths.data={root / 'data'}"]))
+    cfg.paths.shared_data = str(shared_data)
+    prepare.run(StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True))
+    return root / "data"
+
+
+def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    tracked = REPO / "outputs" / "metrics" / "finetune"
+    before = {p: p.stat().st_mtime for p in tracked.glob("*.json")} if tracked.exists() else {}
+    result = _stage(
+        [
+            "stages.finetune",
+            "-m",
+            "hydra/launcher=submitit_local_small",
+            "experiment=micro",
+            "task=mrpc,rte",
+            f"paths.data={micro_data}",
+            "finetune.baselines.random_init=false",
+            f"hydra.sweep.dir={sweep_dir}",
+        ]
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    for job, task in enumerate(["mrpc", "rte"]):
+        metrics = json.loads((sweep_dir / str(job) / "metrics/finetune" / f"{task}.json").read_text())
+        assert 0.0 <= metrics["finetuned.accuracy"] <= 1.0
+        assert metrics["train_rows"] == 64
+        assert (sweep_dir / str(job) / "models" / task / "model.safetensors").exists()
+    after = {p: p.stat().st_mtime for p in tracked.glob("*.json")} if tracked.exists() else {}
+    assert after == before  # the DVC-tracked outputs were not touched
