@@ -101,14 +101,30 @@ def test_heuristic_labels_each_clean_class():
 def test_heuristic_thresholds_decide_borderline_maps():
     features = pd.DataFrame(
         {
-            "special": [0.49, 0.51, 0.25, 0.1],
-            "diagonal": [0.1, 0.1, 0.2, 0.1],
-            "block": [np.nan, np.nan, 0.9, 0.79],
-            "entropy": [0.5] * 4,
+            "special": [0.49, 0.51, 0.25, 0.1, 0.3],
+            "diagonal": [0.1, 0.1, 0.2, 0.1, 0.2],
+            "block": [np.nan, np.nan, 0.9, 0.79, 0.5],
+            "entropy": [0.5] * 5,
         }
     )
     labels = heuristic_labels(features, Thresholds(mixed=0.2, dominant=0.5, block=0.8))
-    assert list(labels) == ["heterogeneous", "vertical", "block", "heterogeneous"]
+    assert list(labels) == [
+        "heterogeneous",  # vertical mass just under `dominant`
+        "vertical",
+        "block",
+        "heterogeneous",  # own-sentence share just under `block`
+        "vertical+diagonal",  # both >= mixed, together >= dominant
+    ]
+
+
+def test_block_feature_is_balanced_over_sentences():
+    tokens, segments = pair_tokens(6, 1)  # a long and a one-token sentence
+    n = len(tokens)
+    uniform = np.full((1, n, n), 1 / n)
+    within = (segments[:, None] == segments[None, :]) & ~special_mask(tokens)[None, :]
+    within = (within / within.sum(-1, keepdims=True))[None]
+    features = map_features(np.concatenate([uniform, within]), special_mask(tokens), segments)
+    np.testing.assert_allclose(features["block"], [0.5, 1.0])
 
 
 # --- the CNN ----------------------------------------------------------------------------------
@@ -320,6 +336,7 @@ def test_annotation_page_in_headless_chromium(tmp_path):
         expect(progress).to_have_text("1 / 3 labelled")
         expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 2")
         page.keyboard.press("1")
+        expect(progress).to_have_text("2 / 3 labelled")
         page.keyboard.press("4")
         expect(progress).to_have_text("3 / 3 labelled")
         expect(meta).to_have_text("All sampled maps are labelled. Thank you!")

@@ -1,14 +1,16 @@
-"""Scalar features of attention maps: where the attention mass of the queries goes.
+r"""Scalar features of attention maps: where the attention mass of the queries goes.
 
 A map is `A [n, n]` (rows: queries, columns: keys; each row sums to 1) over the n real tokens
-of one example. With S the [CLS]/[SEP] positions and seg(i) the segment of token i:
+of one example. With S the [CLS]/[SEP] positions:
 
 - special  = mean_i sum_{j in S} A[i, j]                       (vertical pattern)
 - diagonal = mean_i sum_{j in {i-1, i+1}, j not in S} A[i, j]  (previous/next token; a
              neighbouring [CLS]/[SEP] counts as vertical only, so the two masses are disjoint)
-- block    = mean_{i not in S} sum_{j not in S, seg(j)=seg(i)} A[i, j] / sum_{j not in S} A[i, j]
-             (share of the non-special mass that stays in the query's own sentence; NaN for a
-             single-sentence input, where every token is in the same segment)
+- block    = mean_s mean_{i in s \ S} [sum_{j in s \ S} A[i, j] / sum_{j not in S} A[i, j]]
+             over the two sentences s: the share of the non-special mass that stays in the
+             query's own sentence, averaged per sentence and then over both, so that uniform
+             attention scores 0.5 whatever the sentences' lengths and pure within-sentence
+             attention 1 (NaN for a single-sentence input: there is no second sentence)
 - entropy  = mean_i H(A[i, :]) / log n                         (0: one key per query, 1: uniform)
 """
 
@@ -42,12 +44,14 @@ def map_features(maps: np.ndarray, special: np.ndarray, segment_ids: np.ndarray)
     diagonal = (maps * neighbours).sum(-1).mean(-1)  # [k]
 
     plain = ~special
-    if len(np.unique(segment_ids[plain])) > 1:
+    sentences = np.unique(segment_ids[plain])
+    if len(sentences) > 1:
         same = segment_ids[:, None] == segment_ids[None, :]  # [n, n]
         rows = maps[:, plain][:, :, plain]  # [k, m, m]: plain queries x plain keys
         inside = (rows * same[plain][:, plain]).sum(-1)  # [k, m]
-        total = np.maximum(rows.sum(-1), 1e-12)  # [k, m]
-        block = (inside / total).mean(-1)  # [k]
+        share = inside / np.maximum(rows.sum(-1), 1e-12)  # [k, m]
+        per_sentence = [share[:, segment_ids[plain] == s].mean(-1) for s in sentences]
+        block = np.mean(per_sentence, axis=0)  # [k]
     else:
         block = np.full(len(maps), np.nan)
 
