@@ -23,7 +23,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel
 
-from pipeline.ablation import Ablation, Rows, SweepResult, length_batches
+from pipeline.ablation import Rows, length_batches
 from pipeline.data import collate
 from pipeline.engine import Mode, model_shape
 
@@ -56,14 +56,15 @@ def _disable_heads_hook(
 def naive_sweep(
     model: PreTrainedModel,
     rows: Rows,
-    ablations: Sequence[Ablation],
+    masks: Sequence[torch.Tensor],
     *,
     mode: Mode,
     pad_id: int,
     batch_size: int = 32,
     progress: bool = True,
-) -> SweepResult:
-    """Logits [A, N, C] from one full eager forward pass per ablation and batch."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(baseline logits [N, C], logits [A, N, C]) from one full eager forward pass per
+    batch and disabling mask (bool [L, H] each, e.g. `Ablation.mask(shape)`)."""
     eager = copy.deepcopy(model)
     eager.set_attn_implementation("eager")
     shape = model_shape(eager)
@@ -97,7 +98,5 @@ def naive_sweep(
         return restored
 
     baseline = run(torch.zeros(shape, dtype=torch.bool))
-    logits = np.stack(
-        [run(a.mask(shape)) for a in tqdm(ablations, desc="naive sweep", disable=not progress)]
-    )
-    return SweepResult(ablations=list(ablations), baseline=baseline, logits=logits)
+    logits = np.stack([run(m) for m in tqdm(masks, desc="naive sweep", disable=not progress)])
+    return baseline, logits

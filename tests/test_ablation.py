@@ -1,0 +1,224 @@
+"""Ablation sweeps, gradient head importance and pruning, on a tiny random BERT (2 x 4 heads)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import DistilBertConfig, DistilBertForSequenceClassification
+
+from pipeline.ablation import (
+    Ablation,
+    SweepResult,
+    head_ablations,
+    layer_ablations,
+    plan_chunks,
+    summary,
+    sweep,
+    sweep_table,
+)
+from pipeline.config import load_task
+from pipeline.engine import HeadControl, attach, head_mask, model_shape
+from pipeline.errors import PipelineError
+from pipeline.importance import (
+    head_importance,
+    least_important,
+    normalise_per_layer,
+    pruning_curve,
+    pruning_schedule,
+    task_loss,
+)
+from pipeline.layerwise import Layerwise
+from pipeline.metrics import task_metrics
+from pipeline.models import load_classifier
+from pipeline.naive_ablation import naive_sweep
+
+SHAPE = (2, 4)  # tiny_random: 2 layers x 4 heads
+
+
+@pytest.fixture(scope="module")
+def layerwise(tiny_model_cfg, tokenizer) -> Layerwise:
+    """The tiny classifier with weights large enough that every head matters."""
+    model = load_classifier(tiny_model_cfg, tokenizer, num_labels=2, seed=0)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "LayerNorm" not in name:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.3)
+    return Layerwise.of(attach(model))
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict[str, list[int]]]:
+    """Seven examples of lengths 3..12 (so batches pad), two segments each."""
+    generator = torch.Generator().manual_seed(1)
+    out = []
+    for length in (5, 12, 3, 9, 7, 12, 4):
+        ids = torch.randint(1000, 2000, (length,), generator=generator).tolist()
+        out.append(
+            {
+                "input_ids": [101, *ids, 102],
+                "token_type_ids": [0] * (length // 2 + 1) + [1] * (length - length // 2 + 1),
+            }
+        )
+    return out
+
+
+LABELS = np.array([0, 1, 1, 0, 1, 0, 0])
+
+
+@pytest.mark.parametrize("mode", ["uniform", "zero"])
+def test_sweep_equals_naive_loop(layerwise, rows, mode):
+    ablations = head_ablations(SHAPE) + layer_ablations(SHAPE)
+    fast = sweep(
+        layerwise,
+        rows,
+        ablations,
+        mode=mode,
+        pad_id=0,
+        batch_size=3,
+        ablations_per_pass=3,
+        cache_budget_mb=1e-4,
+        progress=False,  # a tiny budget: one batch per cache chunk
+    )
+    masks = [a.mask(SHAPE) for a in ablations]
+    baseline, logits = naive_sweep(
+        layerwise.model, rows, masks, mode=mode, pad_id=0, batch_size=3, progress=False
+    )
+    assert fast.logits.shape == (len(ablations), len(rows), 2)
+    np.testing.assert_allclose(fast.baseline, baseline, atol=1e-5)
+    np.testing.assert_allclose(fast.logits, logits, atol=1e-5)
+    # the ablations really change the output, so the equality above means something
+    assert np.abs(logits - baseline).max() > 0.05
+
+
+@pytest.mark.parametrize("mode", ["uniform", "zero"])
+def test_layer_disabling_equals_all_its_heads(layerwise, rows, mode):
+    per_layer = sweep(layerwise, rows, layer_ablations(SHAPE), mode=mode, pad_id=0, progress=False)
+    every_head = [head_mask(SHAPE, heads=[(layer, h) for h in range(4)]) for layer in range(2)]
+    _, logits = naive_sweep(layerwise.model, rows, every_head, mode=mode, pad_id=0, progress=False)
+    np.testing.assert_allclose(per_layer.logits, logits, atol=1e-5)
+
+
+@pytest.mark.parametrize("ablation", [Ablation(2, 0), Ablation(0, 4), Ablation(-1), Ablation(3)])
+def test_out_of_range_ablation_names_the_shape(layerwise, rows, ablation):
+    with pytest.raises(PipelineError, match="2 layers x 4 heads"):
+        sweep(layerwise, rows, [ablation], mode="uniform", pad_id=0, progress=False)
+
+
+def test_unsupported_architecture_fails_clearly():
+    config = DistilBertConfig(vocab_size=100, dim=16, n_layers=1, n_heads=2, hidden_dim=32)
+    with pytest.raises(PipelineError, match="not supported layer by layer"):
+        Layerwise.of(DistilBertForSequenceClassification(config))
+
+
+def test_plan_chunks_respects_the_budget():
+    assert plan_chunks([3, 3, 3, 5], 6) == [[0, 1], [2], [3]]
+    assert plan_chunks([9, 2], 6) == [[0], [1]]  # an oversized batch still gets its own chunk
+    assert plan_chunks([1, 1, 1], 100) == [[0, 1, 2]]
+
+
+def test_sweep_table_and_summary_known_answer():
+    task = load_task("rte")
+    labels = np.array([0, 1, 1, 0])
+    right = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])  # all 4 correct
+    wrong_one = right.copy()
+    wrong_one[0] = [0.0, 1.0]  # 3 of 4 correct
+
+    result = SweepResult(
+        ablations=[Ablation(0, 0), Ablation(0, 1), Ablation(0)],
+        baseline=wrong_one,
+        logits=np.stack([right, wrong_one, wrong_one]),
+    )
+    table = sweep_table(result, task, labels)
+    assert table["delta"].tolist() == [0.25, 0.0, 0.0]
+    assert table["baseline"].tolist() == [0.75] * 3
+    heads, layers = table[table["head"] >= 0], table[table["head"] < 0]
+    numbers = summary(heads, layers, task)
+    assert numbers["best_head"] == "L0H0"
+    assert numbers["best_head_gain"] == 0.25
+    assert numbers["share_heads_help"] == 0.5
+    assert numbers["share_heads_hurt"] == 0.0
+    assert numbers["best_layer"] == 0
+
+
+def test_importance_is_the_sum_of_per_example_gradient_magnitudes(layerwise, rows):
+    task = load_task("rte")
+    model = layerwise.model
+    pruned = head_mask(SHAPE, heads=[(1, 2)])
+    result = head_importance(layerwise, rows, LABELS, task, pad_id=0, pruned=pruned, batch_size=4)
+    expected = torch.zeros(SHAPE, dtype=torch.float64)
+    for row, label in zip(rows, LABELS, strict=True):  # one example at a time, [L, H] gate
+        batch = {k: torch.tensor([v]) for k, v in row.items()}
+        batch["attention_mask"] = torch.ones_like(batch["input_ids"])
+        gate = (~pruned).float().requires_grad_(True)
+        logits = model(**batch, head_control=HeadControl(gate=gate)).logits
+        (grad,) = torch.autograd.grad(task_loss(task, logits, torch.tensor([label])), gate)
+        expected += grad.abs().double()
+    assert result.scores.shape == SHAPE
+    np.testing.assert_allclose(result.scores, expected.numpy(), rtol=1e-4, atol=1e-7)
+    assert (result.scores > 0).all()
+
+
+def test_importance_normalised_per_layer(layerwise, rows):
+    scores = head_importance(layerwise, rows, LABELS, load_task("rte"), pad_id=0).scores
+    normalised = normalise_per_layer(scores)
+    assert normalised.shape == SHAPE
+    np.testing.assert_allclose(np.linalg.norm(normalised, axis=1), [1.0, 1.0], atol=1e-9)
+    hand = normalise_per_layer(
+        np.array([[3.0, 4.0, 9.0], [0.0, 0.0, 0.0]]),
+        pruned=np.array([[False, False, True], [False] * 3]),
+    )
+    np.testing.assert_allclose(hand, [[0.6, 0.8, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_least_important_skips_pruned_heads():
+    scores = np.array([[0.5, 0.1, 0.9], [0.2, 0.3, 0.05]])
+    pruned = np.array([[False, False, False], [False, False, True]])
+    chosen = least_important(scores, pruned, 2)
+    assert chosen.tolist() == [[False, True, False], [True, False, False]]
+
+
+def test_pruning_schedule_steps_of_ten_percent():
+    assert pruning_schedule(72, 0.1) == [0, 7, 14, 22, 29, 36, 43, 50, 58, 65, 72]
+    assert pruning_schedule(8, 0.1) == list(range(9))
+
+
+def test_pruning_curve_ends_with_every_head_pruned(layerwise, rows):
+    task = load_task("rte")
+    curve, first = pruning_curve(layerwise, rows, LABELS, task, pad_id=0, step=0.25, progress=False)
+    assert curve["heads_pruned"].tolist() == [0, 2, 4, 6, 8]
+    assert curve["fraction_pruned"].iloc[-1] == 1.0
+    assert first.shape == SHAPE
+    # the last point is the model with every head's output multiplied by 0
+    model = layerwise.model
+    all_off = HeadControl(disabled=torch.ones(SHAPE, dtype=torch.bool), mode="zero")
+    logits = []
+    with torch.no_grad():
+        for row in rows:
+            batch = {k: torch.tensor([v]) for k, v in row.items()}
+            batch["attention_mask"] = torch.ones_like(batch["input_ids"])
+            logits.append(model(**batch, head_control=all_off).logits)
+    expected = task_metrics(task, LABELS, torch.cat(logits).numpy())["accuracy"]
+    assert curve["accuracy"].iloc[-1] == pytest.approx(expected)
+    assert model_shape(model) == SHAPE
+
+
+def test_sweep_summary_on_a_frame():
+    heads = pd.DataFrame(
+        {
+            "layer": [0, 0, 1, 1],
+            "head": [0, 1, 0, 1],
+            "delta": [0.1, -0.2, 0.0, 0.3],
+            "baseline": [0.5] * 4,
+        }
+    )
+    layers = pd.DataFrame({"layer": [0, 1], "delta": [-0.1, 0.05], "baseline": [0.5] * 2})
+    numbers = summary(heads, layers, load_task("sst2"))
+    assert numbers["best_head"] == "L1H1"
+    assert numbers["worst_head"] == "L0H1"
+    assert numbers["share_heads_help"] == 0.5
+    assert numbers["share_heads_hurt"] == 0.25
+    assert numbers["best_layer"] == 1
+    assert numbers["worst_layer_delta"] == -0.1
