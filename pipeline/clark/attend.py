@@ -1,0 +1,80 @@
+"""Where heads attend (Clark et al. 2019, Sec. 3): special tokens, punctuation, neighbours.
+
+For one example with n tokens and a head's map A [n, n] (rows: queries), the average
+attention to a target is the attention mass on the target's keys, summed over the queries
+and divided by the number of queries:
+
+    cls      Σ_i A[i, [CLS]] / n              self      Σ_i A[i, i] / n
+    sep      Σ_i Σ_s A[i, s] / n              previous  Σ_i A[i, i - 1] / n
+    punct    Σ_i Σ_p A[i, p] / n              next      Σ_i A[i, i + 1] / n
+    sep->sep   Σ over [SEP] queries of A[q, s] / #[SEP]
+    other->sep Σ over other queries of A[q, s] / (n - #[SEP])
+
+with s the [SEP] positions and p the "." and "," positions. The values are averaged over
+examples. [CLS] is the first special token, [SEP] every later one (read from word ids, so
+other models' special tokens work too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+TARGETS = ("cls", "sep", "punct", "self", "previous", "next", "sep->sep", "other->sep")
+
+
+def target_masks(
+    tokens: Sequence[str], word_ids: Sequence[int], punctuation: Sequence[str]
+) -> dict[str, tuple[np.ndarray, int]]:
+    """Per target: (bool mask [n, n] of the (query, key) cells it covers, number of queries)."""
+    n = len(tokens)
+    special = np.asarray(word_ids) < 0  # [n]
+    cls = np.zeros(n, dtype=bool)
+    cls[np.flatnonzero(special)[:1]] = True
+    sep = special & ~cls
+    punct = np.isin(np.asarray(tokens, dtype=object), list(punctuation)) & ~special
+    every_query = np.ones(n, dtype=bool)
+    return {
+        "cls": (every_query[:, None] & cls[None], n),
+        "sep": (every_query[:, None] & sep[None], n),
+        "punct": (every_query[:, None] & punct[None], n),
+        "self": (np.eye(n, dtype=bool), n),
+        "previous": (np.eye(n, k=-1, dtype=bool), n),
+        "next": (np.eye(n, k=1, dtype=bool), n),
+        "sep->sep": (sep[:, None] & sep[None], int(sep.sum())),
+        "other->sep": (~sep[:, None] & sep[None], int(n - sep.sum())),
+    }
+
+
+class TargetAttention:
+    """Running mean over examples of each head's average attention to each target."""
+
+    def __init__(self, num_layers: int, num_heads: int, punctuation: Sequence[str]) -> None:
+        self.punctuation = tuple(punctuation)
+        self.sums = np.zeros((len(TARGETS), num_layers, num_heads))
+        self.examples = np.zeros(len(TARGETS), dtype=np.int64)
+
+    def add(self, maps: np.ndarray, tokens: Sequence[str], word_ids: Sequence[int]) -> None:
+        """One example: maps float [L, H, n, n]."""
+        masks = target_masks(tokens, word_ids, self.punctuation)
+        for t, target in enumerate(TARGETS):
+            mask, queries = masks[target]
+            if queries == 0:
+                continue  # e.g. sep->sep in a model without [SEP]
+            self.sums[t] += (maps * mask).sum((-2, -1)) / queries  # [L, H]
+            self.examples[t] += 1
+
+    def table(self) -> pd.DataFrame:
+        """Long table: layer, head, target, attention (0-based layers and heads)."""
+        means = self.sums / self.examples.clip(min=1)[:, None, None]  # [T, L, H]
+        t, layer, head = np.indices(means.shape).reshape(3, -1)
+        return pd.DataFrame(
+            {
+                "layer": layer,
+                "head": head,
+                "target": np.asarray(TARGETS)[t],
+                "attention": means.reshape(-1),
+            }
+        )

@@ -1,0 +1,112 @@
+"""The figures of the Clark et al. analyses, each drawn from the table written beside it."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files; no display is needed
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from pipeline.clark.attend import TARGETS
+from pipeline.clark.clustering import BEHAVIOURS
+from pipeline.clark.syntax import ALL
+
+TARGET_TITLES = {
+    "cls": "[CLS]",
+    "sep": "[SEP]",
+    "punct": '"." or ","',
+    "self": "self",
+    "previous": "previous token",
+    "next": "next token",
+    "sep->sep": "[SEP] -> [SEP]",
+    "other->sep": "other -> [SEP]",
+}
+
+
+def _per_layer(ax: plt.Axes, table: pd.DataFrame, value: str) -> None:
+    """One dot per head and the layer's mean as a line, layers on the x axis."""
+    sns.stripplot(data=table, x="layer", y=value, ax=ax, color="0.55", size=3, jitter=0.15)
+    means = table.groupby("layer", as_index=False)[value].mean()
+    ax.plot(range(len(means)), means[value], color="C0", marker="o", lw=1.5, label="layer mean")
+
+
+def targets_per_layer(table: pd.DataFrame) -> plt.Figure:
+    """Average attention to each target per layer (Clark et al. Fig. 2), one panel per target."""
+    figure, axes = plt.subplots(2, 4, figsize=(14, 6), sharex=True, sharey=True)
+    for ax, target in zip(axes.flat, TARGETS, strict=True):
+        _per_layer(ax, table[table["target"] == target], "attention")
+        ax.set_title(TARGET_TITLES[target])
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("avg. attention")
+    figure.tight_layout()
+    return figure
+
+
+def entropy_per_layer(table: pd.DataFrame) -> plt.Figure:
+    """Head entropies per layer against uniform attention (Clark et al. Fig. 4), and [CLS]'s."""
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, value, title in zip(
+        axes, ("entropy", "cls_entropy"), ("all tokens", "[CLS] token"), strict=True
+    ):
+        _per_layer(ax, table, value)
+        ax.axhline(table["uniform"].iloc[0], color="C3", ls="--", label="uniform attention")
+        ax.set_title(f"Attention entropy, {title}")
+        ax.set_ylabel("entropy (nats)")
+    axes[0].legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def head_clusters(table: pd.DataFrame) -> plt.Figure:
+    """MDS embedding of the heads (Clark et al. Fig. 6), coloured by layer and by behaviour."""
+    figure, axes = plt.subplots(1, 2, figsize=(12, 5), sharex=True, sharey=True)
+    sns.scatterplot(data=table, x="x", y="y", hue="layer", palette="viridis", ax=axes[0], s=40)
+    present = [b for b in BEHAVIOURS if b in set(table["behaviour"])]
+    sns.scatterplot(
+        data=table,
+        x="x",
+        y="y",
+        hue="behaviour",
+        hue_order=present,
+        palette="tab10",
+        ax=axes[1],
+        s=40,
+    )
+    for ax, title in zip(axes, ("by layer", "by behaviour"), strict=True):
+        ax.set_title(f"Heads embedded by Jensen-Shannon distance (MDS), {title}")
+        ax.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    return figure
+
+
+def relation_heads(table: pd.DataFrame) -> plt.Figure:
+    """Best head vs best fixed offset per relation, on the report split (Clark et al. Table 2)."""
+    long = table.melt(
+        id_vars="relation",
+        value_vars=["head_accuracy", "offset_accuracy"],
+        var_name="predictor",
+        value_name="accuracy",
+    ).replace({"head_accuracy": "best attention head", "offset_accuracy": "best fixed offset"})
+    figure, ax = plt.subplots(figsize=(max(6, 0.45 * len(table)), 4))
+    sns.barplot(data=long, x="relation", y="accuracy", hue="predictor", ax=ax)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("")
+    ax.tick_params(axis="x", rotation=60)
+    labels = [f"{row.relation}\n{row.layer}-{row.head}" for row in table.itertuples()]
+    ax.set_xticks(range(len(labels)), labels, fontsize=7)
+    ax.set_title(f"Dependency relations: best head (layer-head) vs offset; last: {ALL}")
+    figure.tight_layout()
+    return figure
+
+
+def coref_heads(table: pd.DataFrame, baseline: float) -> plt.Figure:
+    """Per-head antecedent accuracy on the report split, as a layer x head heatmap."""
+    grid = table.pivot_table(index="layer", columns="head", values="report_accuracy")
+    figure, ax = plt.subplots(figsize=(8, 0.45 * len(grid) + 1.5))
+    sns.heatmap(grid, ax=ax, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 6})
+    ax.set_title(f"GAP: pronoun attends most to the correct name (nearest name: {baseline:.2f})")
+    figure.tight_layout()
+    return figure

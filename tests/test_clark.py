@@ -1,0 +1,413 @@
+"""Clark et al. (2019) analyses on hand-built maps and trees with known answers."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from omegaconf import OmegaConf, open_dict
+
+from pipeline.clark.attend import TargetAttention, target_masks
+from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
+from pipeline.clark.coref import (
+    EncodedGap,
+    Span,
+    encode_gap,
+    head_accuracy,
+    name_scores,
+    nearest_candidate,
+    read_gap,
+)
+from pipeline.clark.entropy import HeadEntropy, row_entropy
+from pipeline.clark.probe import probe_example, probe_uas, train_probe
+from pipeline.clark.stream import encode_words
+from pipeline.clark.syntax import ALL, HeadCounts, offset_heads, predict_heads, select_and_report
+from pipeline.clark.ud import Sentence, read_conllu, sample
+from pipeline.clark.words import piece_groups, word_maps
+from pipeline.config import CONF_DIR
+from pipeline.errors import PipelineError
+from pipeline.params import compose_params
+from pipeline.stage import StageRun
+from pipeline.store import TokenInfo, write_attention
+
+# ---------------------------------------------------------------- word pieces -> words
+
+
+def test_piece_groups_number_words_and_specials_in_order():
+    assert piece_groups([None, 0, 0, 1, None]).tolist() == [0, 1, 1, 2, 3]
+    assert piece_groups([-1, 0, 1, 1, 1, -1, 2, -1]).tolist() == [0, 1, 2, 2, 2, 3, 4, 5]
+
+
+def test_word_maps_sum_to_words_and_average_from_words():
+    groups = np.array([0, 1, 1, 2])  # [CLS] w1 w1 [SEP]
+    maps = torch.tensor(
+        [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 0.2, 0.6, 0.2],  # first piece of w1: 0.8 to w1
+            [0.5, 0.0, 0.0, 0.5],  # second piece of w1: nothing to w1
+            [0.25, 0.25, 0.25, 0.25],
+        ]
+    )
+    words = word_maps(maps, groups)
+    expected = torch.tensor(
+        [
+            [1.0, 0.0, 0.0],
+            [0.25, 0.4, 0.35],  # mean of rows (0, 0.8, 0.2) and (0.5, 0, 0.5)
+            [0.25, 0.5, 0.25],
+        ]
+    )
+    torch.testing.assert_close(words, expected)
+
+
+def test_word_maps_on_real_tokenizer_output(tokenizer):
+    words = ["The", "unaffable", "Wittgenstein", "spoke", "."]
+    encoding, groups = encode_words(tokenizer, words, max_length=64)
+    pieces = tokenizer.convert_ids_to_tokens(encoding["input_ids"])
+    assert len(pieces) > len(words) + 2  # some words really are split
+    assert groups.max() + 1 == len(words) + 2  # [CLS], the five words, [SEP]
+    for k, word in enumerate(words, start=1):  # the pieces of word k spell it
+        spelled = "".join(
+            p.removeprefix("##") for p, g in zip(pieces, groups, strict=True) if g == k
+        )
+        assert spelled == word.lower()
+    n = len(pieces)
+    identity = torch.eye(n)[None, None]  # [1, 1, n, n]: every piece attends to itself
+    result = word_maps(identity, groups)[0, 0]  # [7, 7]
+    torch.testing.assert_close(result, torch.eye(len(words) + 2))  # a word attends to itself
+    uniform = word_maps(torch.full((n, n), 1.0 / n), groups)  # to a word: its share of pieces
+    sizes = torch.bincount(torch.as_tensor(groups)).float()
+    torch.testing.assert_close(uniform, (sizes / n).expand(len(sizes), -1))
+
+
+def test_encode_words_keeps_a_place_for_words_without_pieces(tokenizer):
+    _, groups = encode_words(tokenizer, ["a", "\u200b", "b"], max_length=16)
+    assert groups.max() + 1 == 5  # the zero-width space became [UNK]
+    assert encode_words(tokenizer, ["word"] * 40, max_length=16) is None
+
+
+# ------------------------------------------------------------------------ CoNLL-U
+
+CONLLU = """# sent_id = s1
+# text = Today's dog barks.
+1-2\tToday's\t_\t_\t_\t_\t_\t_\t_\t_
+1\tToday\ttoday\tNOUN\tNN\t_\t3\tnmod:poss\t_\t_
+2\t's\t's\tPART\tPOS\t_\t1\tcase\t_\t_
+3\tdog\tdog\tNOUN\tNN\t_\t4\tnsubj\t_\t_
+3.1\tghost\tghost\tNOUN\tNN\t_\t_\t_\t_\t_
+4\tbarks\tbark\tVERB\tVBZ\t_\t0\troot\t_\t_
+5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t_\t_
+
+# sent_id = s2
+1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_
+"""
+
+
+def test_read_conllu_skips_multiword_tokens_and_empty_nodes(tmp_path):
+    path = tmp_path / "x-ud-dev.conllu"
+    path.write_text(CONLLU)
+    first, second = read_conllu(path)
+    assert first.words == ("Today", "'s", "dog", "barks", ".")
+    assert first.heads == (3, 1, 4, 0, 4)
+    assert first.relations == ("nmod", "case", "nsubj", "root", "punct")
+    assert read_conllu(path, strip_subtypes=False)[0].relations[0] == "nmod:poss"
+    assert second.sent_id == "s2" and len(second) == 1
+    assert sample([first, second], None, 0) == [first, second]
+    assert len(sample([first, second], 1, 0)) == 1
+
+
+def test_read_conllu_errors_name_the_file_and_line(tmp_path):
+    with pytest.raises(PipelineError, match="not found"):
+        read_conllu(tmp_path / "missing.conllu")
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tonly\tthree\n")
+    with pytest.raises(PipelineError, match=r"bad.conllu:1"):
+        read_conllu(bad)
+
+
+# ---------------------------------------------------------------- syntax heads
+
+# "the dog barks loudly": the -> dog, dog -> barks, barks = root, loudly -> barks
+TREE = Sentence(
+    sent_id="t",
+    words=("the", "dog", "barks", "loudly"),
+    heads=(2, 3, 0, 3),
+    relations=("det", "nsubj", "root", "advmod"),
+    upos=("DET", "NOUN", "VERB", "ADV"),
+)
+
+
+def dependent_to_head_map(sentence: Sentence) -> torch.Tensor:
+    """A word map [w + 2, w + 2] in which every dependent attends only to its head."""
+    g = len(sentence) + 2
+    maps = torch.zeros(g, g)
+    maps[0, 0] = maps[-1, -1] = 1.0
+    for j, head in enumerate(sentence.heads, start=1):
+        maps[j, head] = 1.0  # the root word attends to [CLS] (position 0)
+    return maps
+
+
+def tree_maps() -> torch.Tensor:
+    """[L=1, H=3]: head 0 dep->head, head 1 its transpose (head->dep), head 2 attends to [SEP]."""
+    forward = dependent_to_head_map(TREE)
+    to_sep = torch.zeros_like(forward)
+    to_sep[:, -1] = 1.0
+    return torch.stack([forward, forward.T.contiguous(), to_sep])[None]
+
+
+def test_predict_heads_reads_rows_and_columns():
+    predicted = predict_heads(tree_maps())  # [2, 1, 3, 4]
+    assert predicted[0, 0, 0].tolist()[:2] == [2, 3]  # dep->head of head 0: the/dog
+    assert predicted[1, 0, 1].tolist()[:2] == [2, 3]  # head->dep of the transposed head
+    assert predicted[1, 0, 1, 3] == 3  # loudly is attended to by barks
+
+
+def test_offset_heads_mark_out_of_range_as_zero():
+    assert offset_heads(3, [-1, 2]).tolist() == [[0, 1, 2], [3, 0, 0]]
+
+
+def test_head_counts_and_selection_find_the_right_head_and_offset():
+    relations = ["advmod", "det", "nsubj"]
+    select = HeadCounts(relations, [-1, 1], num_layers=1, num_heads=3)
+    report = HeadCounts(relations, [-1, 1], num_layers=1, num_heads=3)
+    for counts in (select, report):
+        counts.add(TREE, tree_maps())
+    assert select.total.tolist() == [1, 1, 1]  # root left out
+    table = select_and_report(select, report, min_count=1).set_index("relation")
+    assert table.loc["det", "direction"] == "dep->head" and table.loc["det", "head"] == 0
+    assert table.loc["det", "head_accuracy"] == 1.0
+    assert table.loc["det", "offset"] == 1 and table.loc["det", "offset_accuracy"] == 1.0
+    assert table.loc["advmod", "offset"] == -1  # loudly's head is one word to the left
+    assert table.loc[ALL, "head_accuracy"] == 1.0 and table.loc[ALL, "count"] == 3
+    assert table.loc[ALL, "offset_accuracy"] == pytest.approx(2 / 3)
+    assert table.index[-1] == ALL
+
+
+# ---------------------------------------------------------------- probe
+
+
+def random_tree(rng: np.random.Generator, length: int) -> Sentence:
+    heads = [0] + [int(rng.integers(1, j + 1)) for j in range(1, length)]  # heads to the left
+    return Sentence("r", ("w",) * length, tuple(heads), ("dep",) * length, ("X",) * length)
+
+
+def test_probe_learns_the_head_that_encodes_the_tree():
+    rng = np.random.default_rng(0)
+    examples = []
+    for _ in range(40):
+        sentence = random_tree(rng, int(rng.integers(3, 9)))
+        noise = torch.softmax(torch.randn(3, len(sentence) + 2, len(sentence) + 2) * 3, -1)
+        signal = dependent_to_head_map(sentence)
+        maps = torch.cat([noise, signal[None]])[None]  # [1, 4, w + 2, w + 2]; head 3 is syntax
+        examples.append(probe_example(sentence, maps))
+    probe = train_probe(examples[:30], epochs=30, batch_size=8, learning_rate=0.1, seed=0)
+    assert probe_uas(probe, examples[30:], batch_size=8) == 1.0
+    assert int(probe.u.argmax()) == 3  # the dependent->head direction of head 3 carries it
+
+
+def test_probe_uas_leaves_punctuation_out():
+    sentence = Sentence(
+        "p", ("a", "b", "."), (0, 1, 1), ("root", "dep", "punct"), ("X", "X", "PUNCT")
+    )
+    example = probe_example(sentence, dependent_to_head_map(sentence)[None, None])
+    assert example.scored.tolist() == [True, True, False]
+    assert example.features.shape == (1, 4, 4)  # ROOT + 3 words; [SEP] dropped
+
+
+# ---------------------------------------------------------------- coreference
+
+GAP_TSV = (
+    "ID\tText\tPronoun\tPronoun-offset\tA\tA-offset\tA-coref\tB\tB-offset\tB-coref\tURL\n"
+    "d-1\tAnna met Bob. She smiled.\tShe\t14\tAnna\t0\tTRUE\tBob\t9\tFALSE\tu\n"
+    "d-2\tAnna met Bob. He smiled.\tHe\t14\tAnna\t0\tFALSE\tBob\t9\tTRUE\tu\n"
+    "d-3\tAnna met Bob and Carl. He left.\tHe\t23\tAnna\t0\tFALSE\tBob\t9\tFALSE\tu\n"
+)
+
+
+def test_read_gap_skips_neither_and_nearest_baseline(tmp_path):
+    path = tmp_path / "gap-development.tsv"
+    path.write_text(GAP_TSV)
+    examples = read_gap(path)
+    assert [e.answer for e in examples] == [0, 1]
+    assert examples[0].pronoun == Span(14, 17) and examples[0].names[1] == Span(9, 12)
+    assert [nearest_candidate(e) for e in examples] == [1, 1]  # Bob is nearer both times
+    with pytest.raises(PipelineError, match="GAP file not found"):
+        read_gap(tmp_path / "missing.tsv")
+
+
+def test_name_scores_use_the_most_attended_word_of_each_name(tokenizer, tmp_path):
+    path = tmp_path / "gap-development.tsv"
+    path.write_text(GAP_TSV)
+    example = read_gap(path)[0]  # [CLS] anna met bob . she smiled . [SEP]
+    item = encode_gap(tokenizer, example, max_length=32)
+    assert item.pronoun.tolist() == [5]
+    assert [w.tolist() for w in item.names] == [[1], [3]]
+    n = len(item.encoding["input_ids"])
+    maps = torch.zeros(1, 2, n, n)
+    maps[0, 0, 5, 1] = 0.7  # head 0: she -> anna (right)
+    maps[0, 0, 5, 3] = 0.3
+    maps[0, 1, 5, 3] = 0.9  # head 1: she -> bob (wrong)
+    scores = name_scores(maps, item)  # [2, 1, 2]
+    torch.testing.assert_close(scores[:, 0, 0], torch.tensor([0.7, 0.3]))
+    accuracy = head_accuracy([scores, scores.flip(0)], [0, 1])
+    assert accuracy.tolist() == [[1.0, 0.0]]
+
+
+def test_name_scores_take_the_max_over_a_names_words():
+    item = EncodedGap(  # [CLS] x y ##y z she [SEP]: A = "x y", B = "z"
+        encoding={"input_ids": [0] * 7},
+        pronoun=np.array([5]),
+        names=(np.array([1, 2]), np.array([3])),  # word indices (groups)
+        groups=np.array([0, 1, 2, 2, 3, 4, 5]),
+    )
+    maps = torch.zeros(1, 1, 7, 7)
+    maps[0, 0, 5] = torch.tensor([0.0, 0.1, 0.2, 0.2, 0.5, 0.0, 0.0])  # "y" gets 0.2 + 0.2
+    scores = name_scores(maps, item)[:, 0, 0]
+    torch.testing.assert_close(scores, torch.tensor([0.4, 0.5]))
+
+
+# ---------------------------------------------------------------- where heads attend
+
+TOKENS = ["[CLS]", "a", ".", "[SEP]", "b", "[SEP]"]
+WORD_IDS = [-1, 0, 1, -1, 2, -1]
+
+
+def test_target_masks_and_averages():
+    masks = target_masks(TOKENS, WORD_IDS, [".", ","])
+    assert masks["sep->sep"][1] == 2 and masks["other->sep"][1] == 4
+    n = len(TOKENS)
+    to_cls = np.zeros((n, n))
+    to_cls[:, 0] = 1.0
+    to_next = np.eye(n, k=1)
+    to_next[-1, -1] = 1.0  # the last token has no next one
+    sep_rows = np.eye(n)  # self, except the [SEP]s attend to the other [SEP]
+    sep_rows[3], sep_rows[5] = np.eye(n)[5], np.eye(n)[3]
+    maps = np.stack([to_cls, to_next, sep_rows])[None]  # [1, 3, n, n]
+    targets = TargetAttention(1, 3, [".", ","])
+    targets.add(maps, TOKENS, WORD_IDS)
+    table = targets.table().pivot_table(index="head", columns="target", values="attention")
+    assert table.loc[0, "cls"] == 1.0 and table.loc[0, "sep"] == 0.0
+    assert table.loc[1, "next"] == pytest.approx(5 / 6)
+    assert table.loc[1, "punct"] == pytest.approx(1 / 6)  # "a" attends to "."
+    assert table.loc[2, "self"] == pytest.approx(4 / 6)
+    assert table.loc[2, "sep->sep"] == 1.0 and table.loc[2, "other->sep"] == 0.0
+    assert table.loc[1, "other->sep"] == pytest.approx(2 / 4)  # "." -> [SEP], "b" -> [SEP]
+
+
+# ---------------------------------------------------------------- entropy
+
+
+def test_entropy_of_uniform_and_one_hot_heads():
+    n = 8
+    maps = np.stack([np.full((n, n), 1.0 / n), np.eye(n)])[None]  # [1, 2, n, n]
+    rows = row_entropy(maps)
+    assert rows[0, 0] == pytest.approx(np.full(n, math.log(n)))
+    assert rows[0, 1].max() < 0.01  # smoothing keeps one-hot rows near 0 nats
+    entropy = HeadEntropy(1, 2)
+    entropy.add(maps)
+    entropy.add(maps[..., :4, :4] * 2)  # a second example of length 4 (rows re-normalised)
+    table = entropy.table()
+    assert table["uniform"].iloc[0] == pytest.approx((math.log(8) + math.log(4)) / 2)
+    assert table.loc[0, "cls_entropy"] == pytest.approx(table["uniform"].iloc[0], rel=1e-6)
+
+
+# ---------------------------------------------------------------- clustering
+
+
+def test_js_distance_of_identical_and_disjoint_heads():
+    n = 5
+    shifted = np.roll(np.eye(n), 1, axis=1)
+    maps = np.stack([np.eye(n), np.eye(n), shifted])  # [3, n, n]
+    distances = js_divergence_sum(maps)
+    assert distances[0, 1] == pytest.approx(0.0, abs=1e-5)
+    assert distances[0, 2] == pytest.approx(n * math.log(2), rel=1e-2)  # disjoint rows
+    np.testing.assert_allclose(distances, distances.T)
+
+
+def test_mds_reproduces_an_embeddable_distance_matrix():
+    points = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 4.0], [3.0, 4.0]])
+    distances = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    embedded = embed(distances, seed=0)
+    again = np.linalg.norm(embedded[:, None] - embedded[None], axis=-1)
+    np.testing.assert_allclose(again, distances, atol=1e-2)
+
+
+def test_behaviours_label_focused_broad_and_other_heads():
+    rows = []
+    attention = {0: {"previous": 0.9}, 1: {"cls": 0.6, "sep": 0.2}, 2: {}, 3: {}}
+    for head, values in attention.items():
+        for target in ("previous", "next", "cls", "sep", "punct"):
+            rows.append(
+                {"layer": 0, "head": head, "target": target, "attention": values.get(target, 0.05)}
+            )
+    entropy = pd.DataFrame(
+        {"layer": 0, "head": [0, 1, 2, 3], "entropy": [0.1, 1.0, 2.9, 1.0], "uniform": 3.0}
+    )
+    labels = behaviours(pd.DataFrame(rows), entropy, focus=0.5, broad=0.8)
+    assert labels["behaviour"].tolist() == ["previous", "cls", "broad", "other"]
+
+
+# ---------------------------------------------------------------- stages, end to end
+
+
+def micro_stage(root, task: str | None = None) -> StageRun:
+    overrides = ["experiment=micro", f"paths.outputs={root}/outputs", "device=cpu"]
+    cfg = OmegaConf.create(compose_params(overrides))
+    if task is not None:
+        with open_dict(cfg):
+            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+    return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
+
+
+def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
+    from stages import clark_heads
+
+    stage = micro_stage(tmp_path, "rte")
+    n = len(TOKENS)
+    info = TokenInfo(
+        TOKENS, np.array([0, 0, 0, 0, 1, 1]), np.array(WORD_IDS), np.zeros((n, 2), int), ("a.", "b")
+    )
+    to_cls = np.zeros((n, n), dtype=np.float32)
+    to_cls[:, 0] = 1.0
+    previous = np.eye(n, k=-1, dtype=np.float32)
+    previous[0, 0] = 1.0
+    maps = np.stack([np.stack([to_cls, previous])] * 2)  # [L=2, H=2, n, n]
+    write_attention(
+        stage.upstream("attention", "rte.parquet"),
+        [("pretrained", "rte", i, maps, info) for i in range(3)],
+        model_id=stage.cfg.model.name,
+        num_layers=2,
+        num_heads=2,
+        config_hash="test",
+    )
+    clark_heads.run(stage)
+    metrics = json.loads(stage.out("metrics", "clark_heads", "rte.json").read_text())
+    # head 0 gives [CLS] everything; head 1 only its rows 0 ([CLS] itself) and 1 (previous)
+    assert metrics["cls_peak_layer_attention"] == pytest.approx((1 + 2 / 6) / 2)
+    assert metrics["previous_peak_layer_attention"] == pytest.approx((1 / 6 + 5 / 6) / 2)
+    clusters = pd.read_csv(stage.out("plots", "clark_heads", "rte", "clusters.csv"))
+    assert clusters.set_index(["layer", "head"])["behaviour"].to_dict() == {
+        (0, 0): "cls",
+        (0, 1): "previous",
+        (1, 0): "cls",
+        (1, 1): "previous",
+    }
+    for name in ("targets", "entropy", "clusters"):
+        assert stage.out("figures", "clark_heads", "rte", f"{name}.png").stat().st_size > 0
+
+
+def test_clark_syntax_and_coref_stages_on_the_micro_profile(tmp_path, shared_data):
+    from stages import clark_coref, clark_syntax
+
+    stage = micro_stage(tmp_path)
+    clark_syntax.run(stage)
+    syntax = json.loads(stage.out("metrics", "clark_syntax", "ud.json").read_text())
+    assert syntax["train_sentences"] == 24 and 0.0 <= syntax["probe_uas"] <= 1.0
+    table = pd.read_csv(stage.out("plots", "clark_syntax", "relations.csv"))
+    assert table["relation"].iloc[-1] == ALL and (table["head_accuracy"] >= 0).all()
+    clark_coref.run(stage)
+    coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
+    assert coref["report_examples"] > 0 and 0.0 <= coref["nearest_baseline_accuracy"] <= 1.0
