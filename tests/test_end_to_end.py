@@ -1,0 +1,83 @@
+"""Issues 2 and 8 end to end: `dvc repro` on the micro profile in a temporary git repo, then
+`dvc metrics diff`, `dvc params diff`, `dvc plots diff` and `dvc exp run -S` across commits."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
+    """A copy of the project's files in a fresh git repo, composed for the micro profile."""
+    root = tmp_path_factory.mktemp("e2e") / "repo"
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
+    ).stdout.split()
+    for name in listed:
+        if name.startswith(("outputs/", "data/glue")) or name == "dvc.lock":
+            continue
+        if (REPO / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, root / name)
+    env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "config", "user.email", "ci@example.com"],
+        ["git", "config", "user.name", "ci"],
+        [sys.executable, "-m", "pipeline.params", "experiment=micro"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-qm", "micro"],
+    ):
+        _run(command, root, env)
+    return root, env
+
+
+def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
+    root, env = micro_repo
+    _run(["dvc", "repro"], root, env)
+    finetune = json.loads((root / "outputs/metrics/finetune/mrpc.json").read_text())
+    assert {"finetuned.accuracy", "pretrained.accuracy", "random_init.accuracy"} <= set(finetune)
+    shown = json.loads(_run(["dvc", "metrics", "show", "--json"], root, env))
+    assert "outputs/metrics/finetune/rte.json" in json.dumps(shown)
+    _run(["git", "add", "-A"], root, env)
+    _run(["git", "commit", "-qm", "micro results"], root, env)
+
+    _run([sys.executable, "-m", "pipeline.params", "experiment=micro", "finetune.learning_rate=0.001"], root, env)
+    _run(["dvc", "repro"], root, env)
+    params = json.loads(_run(["dvc", "params", "diff", "--json"], root, env))
+    assert params["params.yaml"]["finetune.learning_rate"]["old"] == 5e-5
+    assert params["params.yaml"]["finetune.learning_rate"]["new"] == 0.001
+    metrics = json.loads(_run(["dvc", "metrics", "diff", "--json", "--all"], root, env))
+    assert "finetuned.final_loss" in metrics["outputs/metrics/finetune/mrpc.json"]
+    plots_dir = root / "plots_diff"
+    _run(["dvc", "plots", "diff", "HEAD", "-o", str(plots_dir)], root, env)
+    assert (plots_dir / "index.html").exists()
+
+
+def test_dvc_exp_run_composes_overrides_into_params(micro_repo):
+    root, env = micro_repo
+    _run(["git", "checkout", "-q", "--", "."], root, env)
+    _run(["dvc", "exp", "run", "-S", "experiment=micro", "-S", "finetune.epochs=2"], root, env)
+    assert "epochs: 2" in (root / "params.yaml").read_text()  # DVC composed conf/ + -S
+    rows = list(csv.DictReader(io.StringIO(_run(["dvc", "exp", "show", "--csv"], root, env))))
+    experiment = [r for r in rows if r["Experiment"] and r["finetune.epochs"] == "2"]
+    assert experiment and experiment[0]["outputs/metrics/finetune/mrpc.json:finetuned.accuracy"]
