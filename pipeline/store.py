@@ -205,8 +205,11 @@ class AttentionWriter:
     def _wait(self, raise_error: bool = True) -> None:
         """Wait for the row group being written; re-raise its error unless told not to."""
         pending, self._pending = self._pending, None
-        if pending is not None and (pending.exception() is not None and raise_error):
-            raise pending.exception()
+        if pending is None:
+            return
+        failure = pending.exception()  # blocks until the write ends
+        if failure is not None and raise_error:
+            raise failure
 
     def add(
         self,
@@ -267,18 +270,13 @@ class AttentionWriter:
             if self.quantize == "uint8":
                 scales = np.concatenate([s[:, head].reshape(-1) for _, _, s, _ in self._buffer])
                 columns[scale_column(head)] = _list_array(scales, row_lengths)
-        first_layer = [
-            info if layer == 0 else None for *_, info in self._buffer for layer in range(num_layers)
+        token_rows = [
+            _token_columns(info) if layer == 0 else None
+            for *_, info in self._buffer
+            for layer in range(num_layers)
         ]
-        columns["tokens"] = [None if i is None else list(i.tokens) for i in first_layer]
-        columns["segment_ids"] = [
-            None if i is None else np.asarray(i.segment_ids) for i in first_layer
-        ]
-        columns["word_ids"] = [None if i is None else np.asarray(i.word_ids) for i in first_layer]
-        columns["offsets"] = [
-            None if i is None else np.asarray(i.offsets).reshape(-1) for i in first_layer
-        ]
-        columns["texts"] = [None if i is None else list(i.texts) for i in first_layer]
+        for name in TOKEN_COLUMNS:
+            columns[name] = [None if row is None else row[name] for row in token_rows]
         arrays = [
             pa.array(columns[f.name], type=f.type)
             if not isinstance(columns[f.name], pa.Array)
@@ -289,6 +287,17 @@ class AttentionWriter:
         self._buffer, self._buffered_bytes = [], 0
         self._wait()  # at most one row group in flight
         self._pending = self._pool.submit(self._writer.write_table, table)
+
+
+def _token_columns(info: TokenInfo) -> dict[str, Any]:
+    """The token columns of an example's layer-0 row."""
+    return {
+        "tokens": list(info.tokens),
+        "segment_ids": np.asarray(info.segment_ids),
+        "word_ids": np.asarray(info.word_ids),
+        "offsets": np.asarray(info.offsets).reshape(-1),  # [n, 2] -> [2n]
+        "texts": list(info.texts),
+    }
 
 
 def _to_float16(maps: np.ndarray) -> np.ndarray:
@@ -366,7 +375,7 @@ class AttentionStore:
             names = np.asarray(labels.dictionary.to_pylist(), dtype=object)
             index[name] = names[labels.indices.to_numpy()]
         index["row_group"] = np.repeat(np.arange(len(counts)), counts)
-        index["position"] = np.concatenate([np.arange(c) for c in counts]) if counts else counts
+        index["position"] = np.concatenate([np.arange(c) for c in [0, *counts]])
         return index
 
     @property
