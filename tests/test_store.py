@@ -9,7 +9,7 @@ import pytest
 
 from pipeline import store as store_module
 from pipeline.config import load_task
-from pipeline.dump import tokenize_examples
+from pipeline.dump import _segments, tokenize_examples
 from pipeline.errors import PipelineError
 from pipeline.store import (
     AttentionStore,
@@ -279,3 +279,9 @@ def test_tokenize_examples_aligns_pieces_to_words(tokenizer):
         ".",
     ]
     assert list(words) == list(range(10))
+
+
+def test_segments_without_token_type_ids():
+    # RoBERTa-style pair <s> a a </s> </s> b </s>: specials take the segment on their left
+    segments = _segments([None, 0, 0, None, None, 1, None])
+    np.testing.assert_array_equal(segments, [0, 0, 0, 0, 0, 1, 1])
