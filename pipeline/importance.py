@@ -114,8 +114,9 @@ def pruning_curve(
     batch_size: int = 32,
     progress: bool = True,
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """(curve, first importance): one row per point with heads_pruned, fraction_pruned and
-    every task metric; and the full model's normalised importance [L, H]."""
+    """(curve, first importance): one row per point with heads_pruned, fraction_pruned,
+    every task metric and `delta` (main metric - unpruned); and the full model's normalised
+    importance [L, H]."""
     shape = model_shape(layerwise.model)
     total = shape[0] * shape[1]
     schedule = pruning_schedule(total, step)
@@ -148,7 +149,9 @@ def pruning_curve(
         )
         if following is not None:
             pruned |= least_important(scores, pruned, following - count)
-    return pd.DataFrame.from_records(records), first
+    curve = pd.DataFrame.from_records(records)
+    curve["delta"] = curve[task.main_metric] - curve[task.main_metric].iloc[0]
+    return curve, first
 
 
 def importance_table(normalised: np.ndarray) -> pd.DataFrame:

@@ -103,36 +103,35 @@ def run(stage: StageRun) -> None:
         "sweep_seconds": round(sweep_seconds, 1),
     }
 
-    if settings.importance:
-        started = time.perf_counter()
-        curve, importance = pruning_curve(
-            layerwise,
-            rows,
-            labels,
-            task,
-            pad_id=pad_id,
-            step=settings.prune_step,
-            batch_size=settings.batch_size,
-        )
-        write_table(plots / "importance.csv", importance_table(importance))
-        write_table(plots / "pruning.csv", curve)
-        save_figure(
-            figures / "pruning.png",
-            pruning_curve_plot(curve, metric, f"Iterative head pruning ({task.name})"),
-            f"{metric} on {len(rows)} {task.name} dev examples as heads are pruned "
-            f"({settings.prune_step:.0%} of all heads per step, least important first by "
-            "gradient importance recomputed after each step; Michel et al. 2019).",
-            {**config, "prune_step": settings.prune_step},
-        )
-        metrics.update(
-            {
-                "prunable_fraction": prunable_fraction(curve, metric, settings.prune_keep),
-                "pruned_half_metric": float(
-                    curve.loc[(curve["fraction_pruned"] - 0.5).abs().idxmin(), metric]
-                ),
-                "importance_seconds": round(time.perf_counter() - started, 1),
-            }
-        )
+    started = time.perf_counter()
+    curve, importance = pruning_curve(
+        layerwise,
+        rows,
+        labels,
+        task,
+        pad_id=pad_id,
+        step=settings.prune_step,
+        batch_size=settings.batch_size,
+    )
+    write_table(plots / "importance.csv", importance_table(importance))
+    write_table(plots / "pruning.csv", curve)
+    save_figure(
+        figures / "pruning.png",
+        pruning_curve_plot(curve, metric, f"Iterative head pruning ({task.name})"),
+        f"{metric} on {len(rows)} {task.name} dev examples as heads are pruned "
+        f"({settings.prune_step:.0%} of all heads per step, least important first by "
+        "gradient importance recomputed after each step; Michel et al. 2019).",
+        {**config, "prune_step": settings.prune_step},
+    )
+    metrics.update(
+        {
+            "prunable_fraction": prunable_fraction(curve, metric, settings.prune_keep),
+            "pruned_half_metric": float(
+                curve.loc[(curve["fraction_pruned"] - 0.5).abs().idxmin(), metric]
+            ),
+            "importance_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
     write_json(stage.out("metrics", "ablate", f"{task.name}.json"), metrics)
 
 
