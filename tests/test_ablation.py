@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from omegaconf import OmegaConf
 from transformers import DistilBertConfig, DistilBertForSequenceClassification
 
 from pipeline.ablation import (
@@ -18,9 +21,10 @@ from pipeline.ablation import (
     sweep,
     sweep_table,
 )
-from pipeline.config import load_task
+from pipeline.config import CONF_DIR, load_task
 from pipeline.engine import HeadControl, attach, head_mask, model_shape
 from pipeline.errors import PipelineError
+from pipeline.glue import read_local_split
 from pipeline.importance import (
     head_importance,
     least_important,
@@ -33,6 +37,8 @@ from pipeline.layerwise import Layerwise
 from pipeline.metrics import task_metrics
 from pipeline.models import load_classifier
 from pipeline.naive_ablation import naive_sweep
+from pipeline.stage import StageRun
+from stages.ablate import run
 
 SHAPE = (2, 4)  # tiny_random: 2 layers x 4 heads
 
@@ -222,3 +228,37 @@ def test_sweep_summary_on_a_frame():
     assert numbers["share_heads_hurt"] == 0.25
     assert numbers["best_layer"] == 1
     assert numbers["worst_layer_delta"] == -0.1
+
+
+def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, tokenizer, shared_data):
+    task = load_task("rte")
+    frame, _ = read_local_split(shared_data / "glue_data", task, "validation")
+    (tmp_path / "data/glue/rte").mkdir(parents=True)
+    frame.head(12).to_parquet(tmp_path / "data/glue/rte/validation.parquet")
+    model = load_classifier(tiny_model_cfg, tokenizer, num_labels=2, seed=0)
+    model.save_pretrained(tmp_path / "outputs/models/rte")
+    cfg = OmegaConf.create(
+        {
+            "seed": 0,
+            "device": "cpu",
+            "paths": {"outputs": str(tmp_path / "outputs"), "data": str(tmp_path / "data")},
+            "model": tiny_model_cfg,
+            "task": OmegaConf.load(CONF_DIR / "task" / "rte.yaml"),
+            "finetune": {"max_length": 32},
+            "ablate": OmegaConf.load(CONF_DIR / "ablate" / "default.yaml"),
+        }
+    )
+    cfg.ablate.num_examples = 10
+    run(StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True))
+
+    plots = tmp_path / "outputs/plots/ablate/rte"
+    heads = pd.read_csv(plots / "heads.csv")
+    assert len(heads) == 8 and len(pd.read_csv(plots / "layers.csv")) == 2
+    assert pd.read_csv(plots / "pruning.csv")["heads_pruned"].iloc[-1] == 8
+    assert len(pd.read_csv(plots / "importance.csv")) == 8
+    for name in ("fig8_heads", "fig9_layers", "pruning"):
+        assert (tmp_path / f"outputs/figures/ablate/rte/{name}.png").stat().st_size > 0
+    metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
+    assert metrics["num_examples"] == 10
+    assert metrics["best_head_gain"] == pytest.approx(heads["delta"].max())
+    assert metrics["share_heads_help"] == pytest.approx((heads["delta"] > 0).mean())
