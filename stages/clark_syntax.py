@@ -5,8 +5,9 @@ UD train split and `clark.ud.dev_sentences` of dev (each sentence alone, one seg
 word-level maps. Per relation it chooses the best head (either direction) and the best fixed
 offset on train and reports both on dev (outputs/plots/clark_syntax/relations.csv and
 outputs/figures/clark_syntax/relations.png); it trains the attention-only probe on the same
-train sentences and reports its UAS on dev without punctuation. Headline numbers go to
-outputs/metrics/clark_syntax/ud.json.
+train sentences and reports its UAS on dev without punctuation, and, when
+`clark.probe.word_vectors` names a source of GloVe vectors, the attention-and-words probe
+too. Headline numbers go to outputs/metrics/clark_syntax/ud.json.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pipeline.clark.probe import ProbeExample, probe_example, probe_uas, train_p
 from pipeline.clark.stream import stream_word_maps
 from pipeline.clark.syntax import ALL, HeadCounts, select_and_report
 from pipeline.clark.ud import Sentence, read_conllu, sample
+from pipeline.clark.vectors import WordVectors
 from pipeline.config import shared_data_dir
 from pipeline.engine import attach, model_shape
 from pipeline.errors import PipelineError
@@ -61,17 +63,25 @@ def run(stage: StageRun) -> None:
     num_layers, num_heads = model_shape(model)
     offsets = [o for o in range(-settings.max_offset, settings.max_offset + 1) if o != 0]
 
+    vectors = None
+    if cfg.clark.probe.word_vectors:
+        vocabulary = {w for sentences in splits.values() for s in sentences for w in s.words}
+        vectors = WordVectors(cfg.clark.probe.word_vectors, vocabulary)
     counts: dict[str, HeadCounts] = {}
     probe_data: dict[str, list[ProbeExample]] = {}
+    words_data: dict[str, list[ProbeExample]] = {}
     for split, sentences in splits.items():
         counts[split] = HeadCounts(relations, offsets, num_layers, num_heads)
-        probe_data[split] = []
+        probe_data[split], words_data[split] = [], []
         words = [s.words for s in sentences]
         for index, maps in stream_word_maps(
             model, tokenizer, words, settings.batch_size, settings.max_length, desc=f"UD {split}"
         ):
             counts[split].add(sentences[index], maps)  # maps [L, H, w + 2, w + 2]
             probe_data[split].append(probe_example(sentences[index], maps))
+            if vectors is not None:
+                vector_rows = vectors(sentences[index].words)  # [w, d]
+                words_data[split].append(probe_example(sentences[index], maps, vector_rows))
         skipped = len(sentences) - len(probe_data[split])
         log.info(
             "UD %s: %d sentences, %d longer than %d pieces skipped",
@@ -83,13 +93,18 @@ def run(stage: StageRun) -> None:
 
     table = select_and_report(counts["train"], counts["dev"], settings.min_count)
     probe_cfg = cfg.clark.probe
-    probe = train_probe(
-        probe_data["train"],
-        probe_cfg.epochs,
-        probe_cfg.batch_size,
-        probe_cfg.learning_rate,
-        cfg.seed,
-    )
+    uas = {}
+    for name, data in (("probe", probe_data), ("probe_words", words_data)):
+        if data["train"]:
+            probe = train_probe(
+                data["train"],
+                probe_cfg.epochs,
+                probe_cfg.batch_size,
+                probe_cfg.learning_rate,
+                cfg.seed,
+            )
+            uas[f"{name}_uas"] = probe_uas(probe, data["dev"], probe_cfg.batch_size)
+            uas[f"{name}_train_uas"] = probe_uas(probe, data["train"], probe_cfg.batch_size)
     write_table(stage.out("plots", "clark_syntax", "relations.csv"), table)
     save_figure(
         stage.out("figures", "clark_syntax", "relations.png"),
@@ -107,11 +122,12 @@ def run(stage: StageRun) -> None:
     overall = table[table["relation"] == ALL].iloc[0]
     metrics |= {
         "all_relations_best_head": f"{overall['layer']}-{overall['head']}",
-        "probe_uas": probe_uas(probe, probe_data["dev"], probe_cfg.batch_size),
-        "probe_train_uas": probe_uas(probe, probe_data["train"], probe_cfg.batch_size),
+        **uas,
         "train_sentences": len(probe_data["train"]),
         "dev_sentences": len(probe_data["dev"]),
     }
+    if vectors is not None:
+        metrics["word_vector_coverage"] = vectors.coverage
     write_json(stage.out("metrics", "clark_syntax", "ud.json"), metrics)
     log.info(
         "clark_syntax: all relations %.3f (offset %.3f), probe UAS %.3f",
