@@ -36,9 +36,8 @@ def headline(targets: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, float]:
     layer_means = targets.groupby(["target", "layer"])["attention"].mean()
     metrics: dict[str, float] = {}
     for target in ("cls", "sep", "punct", "previous", "next"):
-        key = target.replace("->", "_to_")
-        metrics[f"{key}_peak_layer_attention"] = float(layer_means[target].max())
-        metrics[f"{key}_peak_layer"] = int(layer_means[target].idxmax())
+        metrics[f"{target}_peak_layer_attention"] = float(layer_means[target].max())
+        metrics[f"{target}_peak_layer"] = int(layer_means[target].idxmax())
     metrics["entropy_mean"] = float(entropy["entropy"].mean())
     metrics["uniform_entropy"] = float(entropy["uniform"].iloc[0])
     metrics["cls_entropy_last_layer"] = float(
