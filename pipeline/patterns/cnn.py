@@ -70,9 +70,9 @@ class PatternCNN(nn.Module):
 
 @dataclass(frozen=True)
 class TrainSettings:
-    epochs: int = 60
+    epochs: int = 100
     batch_size: int = 32
-    learning_rate: float = 3e-3
+    learning_rate: float = 1e-3
     seed: int = 42
 
 
