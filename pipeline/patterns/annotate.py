@@ -132,8 +132,14 @@ def make_server(session: AnnotationSession, host: str, port: int) -> ThreadingHT
             except json.JSONDecodeError:
                 self._json({"error": "body is not JSON"}, HTTPStatus.BAD_REQUEST)
                 return
-            with session.lock:
+            try:
                 map_id = MapId(*body["id"]) if "id" in body else None
+            except TypeError:
+                self._json(
+                    {"error": "id: [variant, task, example, layer, head]"}, HTTPStatus.BAD_REQUEST
+                )
+                return
+            with session.lock:
                 if self.path in ("/api/label", "/api/skip") and map_id != session.current():
                     self._json({"error": "stale map; reload"}, HTTPStatus.CONFLICT)
                     return
