@@ -16,6 +16,7 @@ import logging
 import pandas as pd
 import torch
 
+from pipeline.errors import PipelineError
 from pipeline.io import write_json, write_table
 from pipeline.patterns import CLASSES
 from pipeline.patterns.cnn import save_classifier
@@ -42,13 +43,23 @@ def annotated_labels(stage: StageRun, stores: dict[str, AttentionStore]) -> pd.D
         frame = frame[frame["task"].isin(stores)]  # tasks outside this run are not used
         check_in_store(frame, path, stores)
         frames.append(frame)
-    return merge_labels(frames[0], frames[1] if len(frames) > 1 else None)
+    labels = merge_labels(frames[0], frames[1] if len(frames) > 1 else None)
+    if labels.empty:
+        raise PipelineError(
+            f"{folder} has no labelled maps of the tasks {sorted(stores)}; sample them with "
+            "`python -m stages.patterns_sample --dvc` or set patterns.labels=heuristic"
+        )
+    return labels
 
 
 def run(stage: StageRun) -> None:
     settings = stage.cfg.patterns
     torch.set_num_threads(settings.classifier.threads)
     stores = open_stores(stage.upstream("attention"), stage.task_names, stage.cfg.model.name)
+    if settings.labels not in ("annotations", "heuristic"):
+        raise PipelineError(
+            f"unknown patterns.labels '{settings.labels}'; use annotations or heuristic"
+        )
     if settings.labels == "annotations":
         labels = annotated_labels(stage, stores)
     else:
