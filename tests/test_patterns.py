@@ -386,8 +386,7 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
         f"paths.outputs={tmp_path}/outputs",
         f"paths.data={tmp_path}/data",
     ]
-    overrides += ["patterns.labels=annotations", "patterns.classifier.epochs=15"]
-    cfg = OmegaConf.create(compose_params(overrides))
+    cfg = OmegaConf.create(compose_params([*overrides, "patterns.labels=annotations"]))
     stage = StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True)
 
     patterns_sample.run(stage)
@@ -422,3 +421,9 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
     figures = tmp_path / "outputs" / "figures" / "patterns_apply"
     assert (figures / "fig1_pattern_examples.png").exists()
     assert (figures / "fig2_pattern_shares.png").exists()
+
+    # micro and paper label a fresh sample by the rule instead of reading the label folder
+    cfg = OmegaConf.create(compose_params([*overrides, "patterns.labels=heuristic"]))
+    patterns_train.run(StageRun(cfg=cfg, out_root=tmp_path / "fresh", under_dvc=True))
+    fresh = pd.read_csv(tmp_path / "fresh" / "patterns" / "labels.csv")
+    assert len(fresh) == 80 and set(fresh["source"]) == {"heuristic"}
