@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=64)  # the quick profile's
     parser.add_argument("--mode", default="uniform", choices=["uniform", "zero"])
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
