@@ -153,7 +153,7 @@ def sweep(
         disable=not progress,
     )
     for chunk in chunks:
-        cache = []  # per batch: (layer inputs L x [B, T, D], mask)
+        cache = []  # per batch of the chunk: (layer inputs L x [B, T, D], mask)
         for b in chunk:
             batch = collate([rows[i] for i in batches[b]], pad_id, device)
             hidden, mask = layerwise.embed(batch)
@@ -162,16 +162,10 @@ def sweep(
             cache.append((states, mask))
             bar.update()
         for group in passes:
-            start = ablations[group[0]].layer
             for b, (states, mask) in zip(chunk, cache, strict=True):
-                size = len(batches[b])
-                copies = len(group)
-                hidden = states[start].repeat(copies, 1, 1)  # [k*B, T, D]
-                stacked_mask = None if mask is None else mask.repeat(copies, 1, 1, 1)
-                disabled = masks[group].repeat_interleave(size, dim=0).to(device)  # [k*B, L, H]
-                control = HeadControl(disabled=disabled, mode=mode)
-                out = layerwise.logits(hidden, stacked_mask, start, control)  # [k*B, C]
-                out = out.float().cpu().reshape(copies, size, -1)  # [k, B, C]
+                out = _stacked_pass(
+                    layerwise, states, mask, masks[group], ablations[group[0]].layer, mode
+                )
                 logits[torch.tensor(group)[:, None], torch.tensor(batches[b])[None, :]] = out
                 bar.update()
     bar.close()
@@ -180,6 +174,24 @@ def sweep(
         baseline=baseline.numpy(),
         logits=logits.numpy(),
     )
+
+
+def _stacked_pass(
+    layerwise: Layerwise,
+    states: list[torch.Tensor],  # L x [B, T, D], the cached inputs of each layer
+    mask: torch.Tensor | None,  # [B, 1, T, T]
+    disabled: torch.Tensor,  # bool [k, L, H]: k ablations that all start at layer `start`
+    start: int,
+    mode: Mode,
+) -> torch.Tensor:
+    """Logits [k, B, C] of k ablations at once: the batch repeated k times, one mask per copy."""
+    copies, size = len(disabled), len(states[start])
+    hidden = states[start].repeat(copies, 1, 1)  # [k*B, T, D]
+    mask = None if mask is None else mask.repeat(copies, 1, 1, 1)  # [k*B, 1, T, T]
+    per_example = disabled.repeat_interleave(size, dim=0).to(hidden.device)  # [k*B, L, H]
+    control = HeadControl(disabled=per_example, mode=mode)
+    out = layerwise.logits(hidden, mask, start, control)  # [k*B, C]
+    return out.float().cpu().reshape(copies, size, -1)
 
 
 def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.DataFrame:
