@@ -25,6 +25,7 @@ from itertools import groupby
 import numpy as np
 import pandas as pd
 import torch
+import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from pipeline.config import TaskSpec
@@ -194,13 +195,29 @@ def _stacked_pass(
     return out.float().cpu().reshape(copies, size, -1)
 
 
+def task_loss(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The summed fine-tuning loss of a batch: cross-entropy, or squared error (regression)."""
+    if task.is_regression:
+        return F.mse_loss(logits[:, 0], labels.float(), reduction="sum")
+    return F.cross_entropy(logits, labels.long(), reduction="sum")
+
+
 def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.DataFrame:
     """One row per ablation: layer, head (-1 for a whole layer), every task metric, the
-    baseline of the main metric and `delta` = ablated - baseline (main metric)."""
+    baseline of the main metric, `delta` = ablated - baseline (main metric), and the mean
+    task loss on the gold labels with its change `delta_loss` (finer-grained than the metric
+    on small subsets)."""
+    gold = torch.as_tensor(labels)
+
+    def mean_loss(logits: np.ndarray) -> float:
+        return float(task_loss(task, torch.from_numpy(logits), gold)) / len(labels)
+
     base = task_metrics(task, labels, result.baseline)[task.main_metric]
+    base_loss = mean_loss(result.baseline)
     records = []
     for ablation, logits in zip(result.ablations, result.logits, strict=True):
         scores = task_metrics(task, labels, logits)
+        loss = mean_loss(logits)
         records.append(
             {
                 "layer": ablation.layer,
@@ -208,6 +225,8 @@ def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.D
                 **scores,
                 "baseline": base,
                 "delta": scores[task.main_metric] - base,
+                "loss": loss,
+                "delta_loss": loss - base_loss,
             }
         )
     return pd.DataFrame.from_records(records)
@@ -228,6 +247,7 @@ def summary(heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec) -> dict[s
         "share_heads_help": float((heads["delta"] > 0).mean()),
         "share_heads_hurt": float((heads["delta"] < 0).mean()),
         "mean_head_delta": float(heads["delta"].mean()),
+        "share_heads_lower_loss": float((heads["delta_loss"] < 0).mean()),
         "best_layer": int(best_layer["layer"]),
         "best_layer_delta": float(best_layer["delta"]),
         "worst_layer_delta": float(layers["delta"].min()),

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from pipeline.ablation import Rows, length_batches
+from pipeline.ablation import Rows, length_batches, task_loss
 from pipeline.config import TaskSpec
 from pipeline.data import collate
 from pipeline.engine import HeadControl, model_shape
@@ -42,13 +41,6 @@ class Importance:
 
     scores: np.ndarray  # [L, H], sum over examples of |dL/dxi_h|
     logits: np.ndarray  # [N, C], with the pruned heads gated to 0
-
-
-def task_loss(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The summed fine-tuning loss of a batch: cross-entropy, or squared error (regression)."""
-    if task.is_regression:
-        return F.mse_loss(logits[:, 0], labels.float(), reduction="sum")
-    return F.cross_entropy(logits, labels.long(), reduction="sum")
 
 
 def head_importance(

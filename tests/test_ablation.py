@@ -20,6 +20,7 @@ from pipeline.ablation import (
     summary,
     sweep,
     sweep_table,
+    task_loss,
 )
 from pipeline.config import CONF_DIR, load_task
 from pipeline.engine import HeadControl, attach, head_mask, model_shape
@@ -31,7 +32,6 @@ from pipeline.importance import (
     normalise_per_layer,
     pruning_curve,
     pruning_schedule,
-    task_loss,
 )
 from pipeline.layerwise import Layerwise
 from pipeline.metrics import task_metrics
@@ -140,6 +140,10 @@ def test_sweep_table_and_summary_known_answer():
     table = sweep_table(result, task, labels)
     assert table["delta"].tolist() == [0.25, 0.0, 0.0]
     assert table["baseline"].tolist() == [0.75] * 3
+    # cross-entropy of a logit margin of 1: log(1 + e^-1) when right, log(1 + e^1) when wrong
+    right_loss, wrong_loss = np.log1p(np.exp(-1.0)), np.log1p(np.exp(1.0))
+    assert table["loss"].iloc[0] == pytest.approx(right_loss)
+    assert table["delta_loss"].tolist() == pytest.approx([(right_loss - wrong_loss) / 4, 0, 0])
     heads, layers = table[table["head"] >= 0], table[table["head"] < 0]
     numbers = summary(heads, layers, task)
     assert numbers["best_head"] == "L0H0"
@@ -217,6 +221,7 @@ def test_sweep_summary_on_a_frame():
             "layer": [0, 0, 1, 1],
             "head": [0, 1, 0, 1],
             "delta": [0.1, -0.2, 0.0, 0.3],
+            "delta_loss": [-0.1, 0.2, -0.05, -0.3],
             "baseline": [0.5] * 4,
         }
     )
@@ -226,6 +231,7 @@ def test_sweep_summary_on_a_frame():
     assert numbers["worst_head"] == "L0H1"
     assert numbers["share_heads_help"] == 0.5
     assert numbers["share_heads_hurt"] == 0.25
+    assert numbers["share_heads_lower_loss"] == 0.75
     assert numbers["best_layer"] == 1
     assert numbers["worst_layer_delta"] == -0.1
 
