@@ -207,7 +207,7 @@ def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.D
     baseline of the main metric, `delta` = ablated - baseline (main metric), and the mean
     task loss on the gold labels with its change `delta_loss` (finer-grained than the metric
     on small subsets)."""
-    gold = torch.as_tensor(labels)
+    gold = torch.tensor(labels)  # a copy: frames hand out read-only arrays
 
     def mean_loss(logits: np.ndarray) -> float:
         return float(task_loss(task, torch.from_numpy(logits), gold)) / len(labels)
