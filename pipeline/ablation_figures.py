@@ -46,7 +46,7 @@ def layer_delta_bars(layers: pd.DataFrame, metric: str, title: str) -> plt.Figur
     """`layers` has layer, delta; one bar per disabled layer, delta x 100."""
     data = layers.assign(change=layers["delta"] * POINTS)
     figure, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(data) + 2), 3.2))
-    sns.barplot(data=data, x="layer", y="change", ax=ax, color="tab:blue")
+    sns.barplot(data=data, x="layer", y="change", ax=ax, color="tab:blue", native_scale=True)
     ax.axhline(0.0, color="black", linewidth=0.8)
     for patch, value in zip(ax.patches, data["change"], strict=False):
         ax.annotate(
