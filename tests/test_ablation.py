@@ -9,7 +9,12 @@ import pandas as pd
 import pytest
 import torch
 from omegaconf import OmegaConf
-from transformers import DistilBertConfig, DistilBertForSequenceClassification
+from transformers import (
+    DistilBertConfig,
+    DistilBertForSequenceClassification,
+    RobertaConfig,
+    RobertaForSequenceClassification,
+)
 
 from pipeline.ablation import (
     Ablation,
@@ -268,3 +273,26 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, token
     assert metrics["num_examples"] == 10
     assert metrics["best_head_gain"] == pytest.approx(heads["delta"].max())
     assert metrics["share_heads_help"] == pytest.approx((heads["delta"] > 0).mean())
+
+
+def test_roberta_style_classifier_sweeps_like_the_naive_loop():
+    config = RobertaConfig(
+        vocab_size=100, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=40, pad_token_id=1, initializer_range=0.3,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = RobertaForSequenceClassification(config)
+    layerwise = Layerwise.of(attach(model))  # checks the cut against model(...)
+    assert layerwise.pooler is None  # RoBERTa's head reads the first token itself
+    generator = torch.Generator().manual_seed(2)
+    rows = [
+        {"input_ids": [0, *torch.randint(3, 100, (n,), generator=generator).tolist(), 2]}
+        for n in (4, 9, 6)
+    ]
+    ablations = head_ablations((2, 2)) + layer_ablations((2, 2))
+    fast = sweep(layerwise, rows, ablations, mode="uniform", pad_id=1, batch_size=2, progress=False)
+    masks = [a.mask((2, 2)) for a in ablations]
+    _, logits = naive_sweep(model, rows, masks, mode="uniform", pad_id=1, batch_size=2,
+                            progress=False)  # fmt: skip
+    np.testing.assert_allclose(fast.logits, logits, atol=1e-5)
+    assert np.abs(logits - fast.baseline).max() > 1e-3
