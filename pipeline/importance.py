@@ -59,7 +59,7 @@ def head_importance(
     pruned = torch.zeros(shape, dtype=torch.bool) if pruned is None else pruned
     keep = (~pruned).to(model.dtype).to(model.device)  # [L, H]
     scores = torch.zeros(shape, dtype=torch.float64)
-    logits = torch.zeros(len(rows), max(task.num_labels, 1))
+    logits = torch.zeros(len(rows), task.num_labels)  # [N, C]
     for chosen in length_batches(rows, batch_size):
         batch = collate([rows[i] for i in chosen], pad_id, model.device)
         gold = torch.as_tensor(labels[chosen], device=model.device)

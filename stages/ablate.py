@@ -47,7 +47,8 @@ def run(stage: StageRun) -> None:
     layerwise = Layerwise.of(attach(model))
     shape = model_shape(model)
 
-    frame = read_split(stage.data(), task.name, task.eval_split).head(settings.num_examples)
+    frame = read_split(stage.data(), task.name, task.eval_split)
+    frame = frame if settings.num_examples is None else frame.head(settings.num_examples)
     labels = frame["label"].to_numpy()
     check_labels(task, labels, f"{task.name} {task.eval_split}")
     rows = encode(tokenizer, task, frame, cfg.finetune.max_length)
