@@ -12,9 +12,10 @@ l2 norm within each layer (Michel et al.'s layer-wise normalisation).
 
 The pruning curve starts from the full model and repeatedly removes the `step` fraction
 (of all heads) that is least important among the remaining ones, recomputing importance
-with the pruned heads gated to 0 after every removal, until no head is left. The forward
-pass that gives the gradients also gives the pruned model's logits, so each point of the
-curve costs one forward and one backward pass over the examples.
+with the pruned heads gated to 0 after every removal, until no head is left. Importance is
+scored on its own examples (Michel et al. use training data) and the metric measured on the
+evaluation rows; when both are the same rows, the forward pass that gives the gradients
+also gives the pruned model's logits.
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def head_importance(
     return Importance(scores=scores.numpy(), logits=logits.numpy())
 
 
+@torch.no_grad()
+def gated_logits(
+    layerwise: Layerwise, rows: Rows, pruned: torch.Tensor, *, pad_id: int, batch_size: int
+) -> np.ndarray:
+    """Logits [N, C] with the `pruned` heads (bool [L, H]) gated to 0."""
+    model = layerwise.model
+    gate = (~pruned).to(model.dtype).to(model.device)  # [L, H]
+    logits = torch.zeros(len(rows), model.config.num_labels)  # [N, C]
+    for chosen in length_batches(rows, batch_size):
+        hidden, mask = layerwise.embed(collate([rows[i] for i in chosen], pad_id, model.device))
+        logits[chosen] = layerwise.logits(hidden, mask, control=HeadControl(gate=gate)).cpu()
+    return logits.numpy()
+
+
 def normalise_per_layer(scores: np.ndarray, pruned: np.ndarray | None = None) -> np.ndarray:
     """Scores [L, H] divided by the l2 norm of their layer, over the heads not yet pruned
     (pruned heads get 0; a layer whose scores are all 0 stays 0)."""
@@ -104,11 +119,14 @@ def pruning_curve(
     pad_id: int,
     step: float = 0.1,
     batch_size: int = 32,
+    scoring: tuple[Rows, np.ndarray] | None = None,
     progress: bool = True,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """(curve, first importance): one row per point with heads_pruned, fraction_pruned,
-    every task metric and `delta` (main metric - unpruned); and the full model's normalised
-    importance [L, H]."""
+    every task metric on `rows` and `delta` (main metric - unpruned); and the full model's
+    normalised importance [L, H]. Importance is computed on `scoring` (rows, labels), e.g.
+    training examples as Michel et al. do, or on `rows` themselves when it is None."""
+    score_rows, score_labels = scoring if scoring is not None else (rows, labels)
     shape = model_shape(layerwise.model)
     total = shape[0] * shape[1]
     schedule = pruning_schedule(total, step)
@@ -121,14 +139,15 @@ def pruning_curve(
         desc="pruning curve",
         disable=not progress,
     ):
+        off = torch.from_numpy(pruned)
         result = head_importance(
-            layerwise,
-            rows,
-            labels,
-            task,
-            pad_id=pad_id,
-            pruned=torch.from_numpy(pruned),
+            layerwise, score_rows, score_labels, task, pad_id=pad_id, pruned=off,
             batch_size=batch_size,
+        )  # fmt: skip
+        logits = (
+            result.logits
+            if scoring is None
+            else gated_logits(layerwise, rows, off, pad_id=pad_id, batch_size=batch_size)
         )
         scores = normalise_per_layer(result.scores, pruned)
         first = scores if first is None else first
@@ -136,7 +155,7 @@ def pruning_curve(
             {
                 "heads_pruned": count,
                 "fraction_pruned": count / total,
-                **task_metrics(task, labels, result.logits),
+                **task_metrics(task, labels, logits),
             }
         )
         if following is not None:

@@ -13,6 +13,7 @@ import logging
 import os
 import time
 
+import numpy as np
 import torch
 
 from pipeline.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
@@ -20,6 +21,7 @@ from pipeline.ablation_figures import head_delta_heatmap, layer_delta_bars, prun
 from pipeline.config import TaskSpec
 from pipeline.data import encode
 from pipeline.engine import attach, model_shape
+from pipeline.errors import PipelineError
 from pipeline.glue import read_split
 from pipeline.importance import importance_table, prunable_fraction, pruning_curve
 from pipeline.io import save_figure, write_json, write_table
@@ -35,6 +37,22 @@ def deterministic() -> None:
     """Same numbers on every run, on CPU and CUDA (cuBLAS needs a fixed workspace)."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def importance_rows(stage: StageRun, task: TaskSpec, tokenizer) -> tuple[list, np.ndarray] | None:
+    """The (rows, labels) that score head importance: the first `importance_examples` train
+    rows, or None to score the evaluated dev rows themselves."""
+    settings = stage.cfg.ablate
+    if settings.importance_split == "eval":
+        return None
+    if settings.importance_split != "train":
+        raise PipelineError(
+            f"ablate.importance_split '{settings.importance_split}' is not train or eval"
+        )
+    frame = read_split(stage.data(), task.name, "train").head(settings.importance_examples)
+    labels = frame["label"].to_numpy()
+    check_labels(task, labels, f"{task.name} train")
+    return encode(tokenizer, task, frame, stage.cfg.finetune.max_length), labels
 
 
 def run(stage: StageRun) -> None:
@@ -105,6 +123,8 @@ def run(stage: StageRun) -> None:
     }
 
     started = time.perf_counter()
+    scoring = importance_rows(stage, task, tokenizer)
+    scored = "the same examples" if scoring is None else f"{len(scoring[0])} train examples"
     curve, importance = pruning_curve(
         layerwise,
         rows,
@@ -113,6 +133,7 @@ def run(stage: StageRun) -> None:
         pad_id=pad_id,
         step=settings.prune_step,
         batch_size=settings.batch_size,
+        scoring=scoring,
     )
     write_table(plots / "importance.csv", importance_table(importance))
     write_table(plots / "pruning.csv", curve)
@@ -121,7 +142,7 @@ def run(stage: StageRun) -> None:
         pruning_curve_plot(curve, metric, f"Iterative head pruning ({task.name})"),
         f"{metric} on {len(rows)} {task.name} dev examples as heads are pruned "
         f"({settings.prune_step:.0%} of all heads per step, least important first by "
-        "gradient importance recomputed after each step; Michel et al. 2019).",
+        f"gradient importance on {scored}, recomputed after each step; Michel et al. 2019).",
         {**config, "prune_step": settings.prune_step},
     )
     metrics.update(
@@ -130,6 +151,7 @@ def run(stage: StageRun) -> None:
             "pruned_half_metric": float(
                 curve.loc[(curve["fraction_pruned"] - 0.5).abs().idxmin(), metric]
             ),
+            "importance_examples": len(rows) if scoring is None else len(scoring[0]),
             "importance_seconds": round(time.perf_counter() - started, 1),
         }
     )

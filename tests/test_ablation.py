@@ -28,7 +28,7 @@ from pipeline.ablation import (
     task_loss,
 )
 from pipeline.config import CONF_DIR, load_task
-from pipeline.engine import HeadControl, attach, head_mask, model_shape
+from pipeline.engine import HeadControl, attach, head_mask
 from pipeline.errors import PipelineError
 from pipeline.glue import read_local_split
 from pipeline.importance import (
@@ -77,6 +77,17 @@ def rows() -> list[dict[str, list[int]]]:
 
 
 LABELS = np.array([0, 1, 1, 0, 1, 0, 0])
+
+
+@torch.no_grad()
+def one_by_one(model, rows, control: HeadControl | None = None) -> np.ndarray:
+    """Logits [N, C] from the model's own forward pass, one unpadded example at a time."""
+    logits = []
+    for row in rows:
+        batch = {k: torch.tensor([v]) for k, v in row.items()}
+        batch["attention_mask"] = torch.ones_like(batch["input_ids"])
+        logits.append(model(**batch, head_control=control).logits)
+    return torch.cat(logits).numpy()
 
 
 @pytest.mark.parametrize("mode", ["uniform", "zero"])
@@ -207,17 +218,9 @@ def test_pruning_curve_ends_with_every_head_pruned(layerwise, rows):
     assert curve["fraction_pruned"].iloc[-1] == 1.0
     assert first.shape == SHAPE
     # the last point is the model with every head's output multiplied by 0
-    model = layerwise.model
     all_off = HeadControl(disabled=torch.ones(SHAPE, dtype=torch.bool), mode="zero")
-    logits = []
-    with torch.no_grad():
-        for row in rows:
-            batch = {k: torch.tensor([v]) for k, v in row.items()}
-            batch["attention_mask"] = torch.ones_like(batch["input_ids"])
-            logits.append(model(**batch, head_control=all_off).logits)
-    expected = task_metrics(task, LABELS, torch.cat(logits).numpy())["accuracy"]
-    assert curve["accuracy"].iloc[-1] == pytest.approx(expected)
-    assert model_shape(model) == SHAPE
+    expected = task_metrics(task, LABELS, one_by_one(layerwise.model, rows, all_off))
+    assert curve["accuracy"].iloc[-1] == pytest.approx(expected["accuracy"])
 
 
 def test_sweep_summary_on_a_frame():
@@ -246,6 +249,8 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, token
     frame, _ = read_local_split(shared_data / "glue_data", task, "validation")
     (tmp_path / "data/glue/rte").mkdir(parents=True)
     frame.head(12).to_parquet(tmp_path / "data/glue/rte/validation.parquet")
+    train, _ = read_local_split(shared_data / "glue_data", task, "train")
+    train.head(6).to_parquet(tmp_path / "data/glue/rte/train.parquet")
     model = load_classifier(tiny_model_cfg, tokenizer, num_labels=2, seed=0)
     model.save_pretrained(tmp_path / "outputs/models/rte")
     cfg = OmegaConf.create(
@@ -271,6 +276,7 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, token
         assert (tmp_path / f"outputs/figures/ablate/rte/{name}.png").stat().st_size > 0
     metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
     assert metrics["num_examples"] == 10
+    assert metrics["importance_examples"] == 6  # the train rows (importance_split: train)
     assert metrics["best_head_gain"] == pytest.approx(heads["delta"].max())
     assert metrics["share_heads_help"] == pytest.approx((heads["delta"] > 0).mean())
 
@@ -296,3 +302,16 @@ def test_roberta_style_classifier_sweeps_like_the_naive_loop():
                             progress=False)  # fmt: skip
     np.testing.assert_allclose(fast.logits, logits, atol=1e-5)
     assert np.abs(logits - fast.baseline).max() > 1e-3
+
+
+def test_pruning_curve_scores_importance_on_other_rows(layerwise, rows):
+    task = load_task("rte")
+    scoring = (rows[:4], LABELS[:4])
+    curve, first = pruning_curve(
+        layerwise, rows, LABELS, task, pad_id=0, step=0.5, scoring=scoring, progress=False
+    )
+    alone = head_importance(layerwise, *scoring, task, pad_id=0).scores
+    np.testing.assert_allclose(first, normalise_per_layer(alone))
+    full = one_by_one(layerwise.model, rows)
+    assert curve["accuracy"].iloc[0] == task_metrics(task, LABELS, full)["accuracy"]
+    assert curve["heads_pruned"].tolist() == [0, 4, 8]
