@@ -93,7 +93,9 @@ def load_encoder(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, seed
     """The pre-trained encoder without a task head (random for `random_config` models)."""
     if model_cfg.random_config is not None:
         torch.manual_seed(seed)
-        return AutoModel.from_config(_random_config(model_cfg, tokenizer), attn_implementation="sdpa")
+        return AutoModel.from_config(
+            _random_config(model_cfg, tokenizer), attn_implementation="sdpa"
+        )
     location = resolve_location(model_cfg.name_or_path)
     try:
         return AutoModel.from_pretrained(location, attn_implementation="sdpa")
@@ -105,7 +107,7 @@ def load_finetuned(folder: Path) -> PreTrainedModel:
     """A classifier saved by the finetune stage."""
     if not (folder / "config.json").exists():
         raise PipelineError(
-            f"no fine-tuned model in {folder}; run `dvc repro finetune` (or the finetune stage) first"
+            f"no fine-tuned model in {folder}; run `dvc repro finetune` first"
         )
     return AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="sdpa")
 

@@ -62,12 +62,22 @@ def run(stage: StageRun) -> None:
         variants.append("random_init")
     for variant in variants:
         model = load_classifier(
-            cfg.model, tokenizer, task.num_labels, random_init=variant == "random_init", seed=cfg.seed
+            cfg.model,
+            tokenizer,
+            task.num_labels,
+            random_init=variant == "random_init",
+            seed=cfg.seed,
         ).to(device)
         if variant != "pretrained":
             started = time.perf_counter()
             curve = train(
-                model, task, train_rows, train_labels, train_settings, pad_id, device,
+                model,
+                task,
+                train_rows,
+                train_labels,
+                train_settings,
+                pad_id,
+                device,
                 description=f"{task.name} {variant}",
             )
             metrics[f"{variant}.train_seconds"] = round(time.perf_counter() - started, 1)

@@ -20,7 +20,9 @@ pytestmark = pytest.mark.slow
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, (
+        f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return result.stdout
 
 
@@ -61,7 +63,17 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     _run(["git", "add", "-A"], root, env)
     _run(["git", "commit", "-qm", "micro results"], root, env)
 
-    _run([sys.executable, "-m", "pipeline.params", "experiment=micro", "finetune.learning_rate=0.001"], root, env)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.params",
+            "experiment=micro",
+            "finetune.learning_rate=0.001",
+        ],
+        root,
+        env,
+    )
     _run(["dvc", "repro"], root, env)
     params = json.loads(_run(["dvc", "params", "diff", "--json"], root, env))
     assert params["params.yaml"]["finetune.learning_rate"]["old"] == 5e-5

@@ -115,7 +115,9 @@ def test_mnli_matched_and_mismatched_with_text_labels(tmp_path):
 
 
 def test_bad_label_names_the_file_and_line(tmp_path):
-    _write_tsv(tmp_path / "RTE" / "dev.tsv", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tmaybe"])
+    _write_tsv(
+        tmp_path / "RTE" / "dev.tsv", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tmaybe"]
+    )
     with pytest.raises(PipelineError, match=r"dev.tsv:2: label 'maybe'"):
         read_local_split(tmp_path, load_task("rte"), "validation")
 
@@ -142,14 +144,18 @@ def test_metrics_match_hand_computed_values():
     assert mcc(labels, predicted) == pytest.approx(3 / 9)
     gold, scores = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 5.0])
     centred_g, centred_s = gold - gold.mean(), scores - scores.mean()
-    expected = (centred_g @ centred_s) / math.sqrt((centred_g @ centred_g) * (centred_s @ centred_s))
+    expected = (centred_g @ centred_s) / math.sqrt(
+        (centred_g @ centred_g) * (centred_s @ centred_s)
+    )
     assert pearson(gold, scores) == pytest.approx(expected)
     assert spearman(gold, scores) == pytest.approx(1 - 6 * (0 + 1 + 1 + 0) / (4 * 15))
     assert pearson(gold, np.ones(4)) == 0.0
 
 
 def test_task_metrics_for_regression_and_classification():
-    stsb = task_metrics(load_task("stsb"), np.array([1.0, 2.0, 3.0]), np.array([[1.0], [2.0], [3.5]]))
+    stsb = task_metrics(
+        load_task("stsb"), np.array([1.0, 2.0, 3.0]), np.array([[1.0], [2.0], [3.5]])
+    )
     assert stsb["pearson"] == pytest.approx(np.corrcoef([1, 2, 3], [1, 2, 3.5])[0, 1])
     mrpc = task_metrics(load_task("mrpc"), np.array([0, 1]), np.array([[2.0, 1.0], [0.0, 1.0]]))
     assert mrpc == {"accuracy": 1.0, "f1": 1.0}
@@ -158,7 +164,9 @@ def test_task_metrics_for_regression_and_classification():
 def test_unknown_task_and_model_list_valid_names():
     with pytest.raises(PipelineError, match=r"unknown task 'sst3'; valid tasks: cola, mnli"):
         load_task("sst3")
-    with pytest.raises(PipelineError, match=r"unknown model 'bert_huge'; valid models: .*minilm_l6"):
+    with pytest.raises(
+        PipelineError, match=r"unknown model 'bert_huge'; valid models: .*minilm_l6"
+    ):
         check_overrides(["model=bert_huge"])
     with pytest.raises(PipelineError, match="unknown task 'nope'"):
         check_overrides(["-m", "task=sst2,nope"])

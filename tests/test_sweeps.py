@@ -28,7 +28,8 @@ def test_sweep_over_unknown_task_fails_before_any_job(tmp_path):
     result = _stage(["stages.finetune", "-m", "task=sst2,sst3", f"hydra.sweep.dir={sweep_dir}"])
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "error: unknown task 'sst3'; valid tasks: cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli"
+        "error: unknown task 'sst3'; valid tasks: "
+        "cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli"
     ]
     assert not sweep_dir.exists()  # no job started
 
@@ -69,7 +70,9 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     for job, task in enumerate(["mrpc", "rte"]):
-        metrics = json.loads((sweep_dir / str(job) / "metrics/finetune" / f"{task}.json").read_text())
+        metrics = json.loads(
+            (sweep_dir / str(job) / "metrics/finetune" / f"{task}.json").read_text()
+        )
         assert 0.0 <= metrics["finetuned.accuracy"] <= 1.0
         assert metrics["train_rows"] == 64
         assert (sweep_dir / str(job) / "models" / task / "model.safetensors").exists()
