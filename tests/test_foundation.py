@@ -185,3 +185,37 @@ def test_atomic_write_leaves_no_partial_output(tmp_path):
         tmp.write_text("half")
         raise RuntimeError("killed")
     assert target.read_text().strip().startswith("{") and list(tmp_path.iterdir()) == [target]
+
+
+def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
+    """The finetune stage end to end on STS-B with the tiny random BERT (all three variants)."""
+    import json
+
+    from pipeline.stage import StageRun
+    from stages import finetune, prepare
+
+    overrides = ["experiment=micro", "task=stsb", "tasks=[stsb]", f"paths.data={tmp_path}/data"]
+    cfg = OmegaConf.create(compose_params(overrides))
+    cfg.paths.shared_data = str(shared_data)
+    cfg.finetune.max_length = 32
+    prepare.run(StageRun(cfg=cfg, out_root=tmp_path / "out", under_dvc=True))
+    finetune.run(StageRun(cfg=cfg, out_root=tmp_path / "out", under_dvc=False))
+    metrics = json.loads((tmp_path / "out/metrics/finetune/stsb.json").read_text())
+    assert metrics["train_rows"] == 64 and metrics["eval_rows"] == 32
+    for variant in ("finetuned", "pretrained", "random_init"):
+        assert -1.0 <= metrics[f"{variant}.pearson"] <= 1.0
+    assert math.isfinite(metrics["finetuned.final_loss"])
+    assert (tmp_path / "out/models/stsb/model.safetensors").exists()
+    curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb.csv")
+    assert set(curve["variant"]) == {"finetuned", "random_init"}
+
+
+def test_regression_head_starts_at_the_label_mean(tiny_model_cfg, tokenizer):
+    from pipeline.models import load_classifier
+    from pipeline.training import start_at_label_mean
+
+    model = load_classifier(tiny_model_cfg, tokenizer, num_labels=1)
+    start_at_label_mean(model, np.array([1.0, 2.0, 4.5]))
+    assert model.classifier.bias.item() == pytest.approx(2.5)
+    with pytest.raises(PipelineError, match="regression head"):
+        start_at_label_mean(load_classifier(tiny_model_cfg, tokenizer, num_labels=2), np.ones(3))
