@@ -1,0 +1,170 @@
+"""Shared drawing: per-head heatmaps and attention maps, each drawn from a long table.
+
+Tables hold one row per cell (`layer`, `head`, value ...); these functions pivot them, so a
+figure never holds a number that its table on disk does not. Layers and heads are shown as
+they are numbered in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files; no display is needed
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+HEATMAP_CMAP = "viridis"
+
+
+def _panel(
+    ax: plt.Axes,
+    table: pd.DataFrame,
+    rows: str,
+    cols: str,
+    value: str,
+    vmin: float | None,
+    vmax: float | None,
+    annotate: bool,
+) -> None:
+    grid = table.pivot_table(index=rows, columns=cols, values=value, aggfunc="first")
+    sns.heatmap(
+        grid,
+        ax=ax,
+        cmap=HEATMAP_CMAP,
+        vmin=vmin,
+        vmax=vmax,
+        annot=annotate,
+        fmt=".2f",
+        annot_kws={"fontsize": 6},
+        cbar=True,
+        square=False,
+    )
+
+
+def head_heatmaps(
+    table: pd.DataFrame,
+    value: str,
+    facet: str | None = None,
+    facets: Sequence[str] | None = None,
+    rows: str = "layer",
+    cols: str = "head",
+    ncols: int = 3,
+    shared_scale: bool = False,
+    annotate: bool = False,
+    title: str | None = None,
+) -> plt.Figure:
+    """One `rows` x `cols` heatmap of `value` per value of `facet` (or a single one).
+
+    `facets` fixes which facet values are drawn and in what order (default: as they appear).
+    With `shared_scale` every panel uses the table's overall min and max.
+    """
+    panels = [None] if facet is None else list(facets or table[facet].drop_duplicates())
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    n_rows = table[rows].nunique()
+    n_cols = table[cols].nunique()
+    width = max(3.0, 0.45 * n_cols + 1.5)
+    height = max(2.5, 0.35 * n_rows + 1.0)
+    figure, axes = plt.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False
+    )
+    vmin, vmax = (table[value].min(), table[value].max()) if shared_scale else (None, None)
+    for ax, name in zip(axes.flat, panels, strict=False):
+        part = table if name is None else table[table[facet] == name]
+        _panel(ax, part, rows, cols, value, vmin, vmax, annotate)
+        if name is not None:
+            ax.set_title(str(name))
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    return figure
+
+
+def attention_grid(
+    table: pd.DataFrame,
+    title: str | None = None,
+    cell_inches: float = 1.3,
+) -> plt.Figure:
+    """Every head's map of one example: a layers x heads grid of small [n, n] heatmaps.
+
+    `table` has one row per (layer, head, query, key) with the attention `weight`.
+    """
+    layers = sorted(table["layer"].unique())
+    heads = sorted(table["head"].unique())
+    n = int(table["query"].max()) + 1
+    figure, axes = plt.subplots(
+        len(layers),
+        len(heads),
+        figsize=(cell_inches * len(heads), cell_inches * len(layers)),
+        squeeze=False,
+    )
+    for (layer, head), part in table.groupby(["layer", "head"], sort=True):
+        grid = np.zeros((n, n), dtype=np.float32)  # [query, key]
+        grid[part["query"].to_numpy(), part["key"].to_numpy()] = part["weight"].to_numpy()
+        ax = axes[layers.index(layer), heads.index(head)]
+        ax.imshow(grid, cmap=HEATMAP_CMAP, vmin=0.0, vmax=1.0, interpolation="nearest")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for layer, row in zip(layers, axes, strict=True):
+        row[0].set_ylabel(f"L{layer}", fontsize=8)
+    for head, ax in zip(heads, axes[0], strict=True):
+        ax.set_title(f"H{head}", fontsize=8)
+    if title:
+        figure.suptitle(title, fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def attention_map(
+    weights: np.ndarray,  # [n, n] (query, key)
+    tokens: Sequence[str],
+    ax: plt.Axes,
+    title: str | None = None,
+) -> None:
+    """One head's map with the word pieces on both axes."""
+    sns.heatmap(
+        weights,
+        ax=ax,
+        cmap=HEATMAP_CMAP,
+        vmin=0.0,
+        vmax=1.0,
+        xticklabels=list(tokens),
+        yticklabels=list(tokens),
+        cbar=False,
+        square=True,
+    )
+    ax.tick_params(labelsize=7)
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt.Figure:
+    """Single-head maps side by side, with their tokens: one panel per row of `panels`.
+
+    `cells` has (rank, query, key, query_token, key_token, weight); `panels` has (rank,
+    layer, head, score) and orders and titles the panels.
+    """
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    figure, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.2 * nrows), squeeze=False)
+    for ax, (_, panel) in zip(axes.flat, panels.iterrows(), strict=False):
+        part = cells[cells["rank"] == panel["rank"]]
+        n = int(part["query"].max()) + 1
+        weights = np.zeros((n, n), dtype=np.float32)  # [query, key]
+        weights[part["query"].to_numpy(), part["key"].to_numpy()] = part["weight"].to_numpy()
+        tokens = part.drop_duplicates("query").sort_values("query")["query_token"].tolist()
+        title = f"L{panel['layer']}-H{panel['head']} (mean {panel['score']:.2f})"
+        attention_map(weights, tokens, ax, title)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    figure.tight_layout()
+    return figure
