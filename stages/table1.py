@@ -1,0 +1,48 @@
+"""table1: Kovaleva et al. Table 1, dev scores per task and training regime.
+
+Reads outputs/metrics/finetune/<task>.json for every task and writes
+outputs/plots/table1/table1.csv, outputs/figures/table1/table1.png and
+outputs/metrics/table1.json (flat keys `<task>.<regime>`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pipeline.config import load_task
+from pipeline.errors import PipelineError
+from pipeline.io import save_figure, write_json, write_table
+from pipeline.stage import StageRun, stage_main
+from pipeline.table1 import REGIMES, table1, table1_figure
+
+
+def run(stage: StageRun) -> None:
+    metrics = {}
+    for task in stage.task_names:
+        path = stage.upstream("metrics", "finetune", f"{task}.json")
+        if not path.exists():
+            raise PipelineError(f"{path} not found; run the finetune stage for {task} first")
+        metrics[task] = json.loads(path.read_text())
+    main = {task: load_task(task).main_metric for task in stage.task_names}
+    table = table1(metrics, main)
+    write_table(stage.out("plots", "table1", "table1.csv"), table)
+    save_figure(
+        stage.out("figures", "table1", "table1.png"),
+        table1_figure(table),
+        "Table 1: dev score of each task's main metric for the pre-trained model without "
+        "fine-tuning (a randomly initialised classifier head), a randomly initialised model "
+        "fine-tuned, and the pre-trained model fine-tuned.",
+        {"model": stage.cfg.model.name, "tasks": list(stage.task_names), "metrics": main},
+    )
+    write_json(
+        stage.out("metrics", "table1.json"),
+        {
+            f"{row.task}.{regime}": float(getattr(row, regime))
+            for row in table.itertuples()
+            for regime in REGIMES
+        },
+    )
+
+
+if __name__ == "__main__":
+    stage_main(run)
