@@ -13,9 +13,10 @@ import time
 import pandas as pd
 
 from pipeline.config import TaskSpec
+from pipeline.curves import loss_curve_figure
 from pipeline.data import encode
 from pipeline.glue import read_split
-from pipeline.io import atomic_path, write_json, write_table
+from pipeline.io import atomic_path, save_figure, write_json, write_table
 from pipeline.models import load_classifier, load_tokenizer, pick_device
 from pipeline.stage import StageRun, stage_main
 from pipeline.training import TrainSettings, check_labels, evaluate, train
@@ -89,7 +90,15 @@ def run(stage: StageRun) -> None:
                 model.save_pretrained(folder, safe_serialization=True)
                 tokenizer.save_pretrained(folder)
 
-    write_table(stage.out("plots", "finetune", f"{task.name}.csv"), pd.DataFrame(curves))
+    curves = pd.DataFrame(curves)
+    write_table(stage.out("plots", "finetune", f"{task.name}.csv"), curves)
+    save_figure(
+        stage.out("figures", "finetune", f"{task.name}_loss.png"),
+        loss_curve_figure(curves, task.name),
+        caption=f"{task.name}: mean training loss every {settings.log_every} steps, one line "
+        "per trained variant (finetuned: the pre-trained model; random_init: random weights).",
+        config={"model": cfg.model.name, "train_rows": len(train_rows), "epochs": settings.epochs},
+    )
     write_json(stage.out("metrics", "finetune", f"{task.name}.json"), metrics)
 
 

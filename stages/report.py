@@ -1,0 +1,21 @@
+"""report: one offline HTML page with every figure, table and metric of the pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from pipeline.io import write_text
+from pipeline.report import render_report
+from pipeline.stage import StageRun, stage_main
+
+
+def run(stage: StageRun) -> None:
+    outputs = Path(stage.cfg.paths.outputs)  # reads every stage's DVC-tracked outputs
+    page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg))
+    write_text(stage.out("report.html"), page)
+
+
+if __name__ == "__main__":
+    stage_main(run)
