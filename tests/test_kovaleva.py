@@ -1,0 +1,247 @@
+"""Kovaleva et al. analyses on hand-built maps, the FrameNet filter, and Table 1."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from pipeline.errors import PipelineError
+from pipeline.framenet import FilterRule, Span, piece_indices, read_sentences
+from pipeline.io import write_json
+from pipeline.kovaleva import (
+    cls_attention,
+    frame_score,
+    head_cosine,
+    mean_over_examples,
+    received_attention,
+    type_score,
+    type_scores,
+)
+from pipeline.kovaleva_tables import cosine_table, grid_table, token_type_tables
+from pipeline.linguistic import TypeRule, Word, piece_type_masks
+from pipeline.stage import StageRun
+from pipeline.store import AttentionStore, TokenInfo, write_attention
+from pipeline.table1 import table1
+from stages import table1 as table1_stage
+
+FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
+
+
+def test_head_cosine_of_equal_orthogonal_and_spread_maps():
+    to_first = np.array([[1.0, 0.0], [1.0, 0.0]])  # [n, n]
+    to_second = np.array([[0.0, 1.0], [0.0, 1.0]])
+    uniform = np.full((2, 2), 0.5)
+    first = np.stack([np.stack([to_first, to_first, to_first])])  # [L=1, H=3, 2, 2]
+    second = np.stack([np.stack([to_first * 3, to_second, uniform])])
+    # equal up to scale -> 1; disjoint support -> 0; <A, U> = 1, |A| = sqrt 2, |U| = 1
+    np.testing.assert_allclose(head_cosine(first, second), [[1.0, 0.0, 1 / np.sqrt(2)]])
+    with pytest.raises(ValueError, match="shapes differ"):
+        head_cosine(first, second[..., :1, :1])
+
+
+def example_maps() -> np.ndarray:
+    """[L=2, H=1, 4, 4] maps over the pieces [CLS] a b [SEP]."""
+    first = np.array(
+        [
+            [0.5, 0.5, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+            [0.0, 0.5, 0.0, 0.5],
+            [1.0, 0.0, 0.0, 0.0],
+        ]
+    )
+    return np.stack([first[None], np.eye(4)[None]])
+
+
+def test_received_attention_and_type_score_take_the_max_over_the_types_tokens():
+    received = received_attention(example_maps())  # [2, 1, 4]
+    np.testing.assert_allclose(received[0, 0], [1.5 / 4, 1.0 / 4, 0.0, 1.5 / 4])
+    np.testing.assert_allclose(received[1, 0], [0.25] * 4)
+    words = np.array([False, True, True, False])
+    np.testing.assert_allclose(type_score(received, words), [[0.25], [0.25]])
+    assert type_score(received, np.zeros(4, bool)) is None
+    scores = type_scores(received, {"words": words, "absent": np.zeros(4, bool)})
+    assert list(scores) == ["words"]  # an example without the type gives no score
+
+
+def test_cls_attention_reads_the_last_layers_first_row():
+    maps = example_maps()
+    maps[1, 0, 0] = [0.0, 0.25, 0.25, 0.5]
+    np.testing.assert_allclose(cls_attention(maps), [[[0.0, 0.25, 0.25, 0.5]]])
+    np.testing.assert_allclose(cls_attention(maps, layer=0), [[[0.5, 0.5, 0.0, 0.0]]])
+
+
+def test_frame_score_is_the_max_from_frame_element_to_lexical_unit_pieces():
+    maps = example_maps()
+    # from pieces {1, 2} to piece {3}: layer 0 has 1.0 (row 1) and 0.5 (row 2); layer 1 none
+    np.testing.assert_allclose(frame_score(maps, np.array([1, 2]), np.array([3])), [[1.0], [0.0]])
+    np.testing.assert_allclose(frame_score(maps, np.array([2]), np.array([1, 3])), [[0.5], [0.0]])
+
+
+def test_mean_over_examples_counts_and_refuses_nothing():
+    mean, count = mean_over_examples([np.array([1.0, 2.0]), np.array([3.0, 6.0])])
+    np.testing.assert_allclose(mean, [2.0, 4.0])
+    assert count == 2
+    with pytest.raises(ValueError):
+        mean_over_examples([])
+
+
+def test_piece_type_masks_map_words_to_pieces_through_offsets_and_segments():
+    # [CLS] dog ##s bark [SEP] not [SEP]; sentence A "dogs bark", sentence B "not"
+    word_ids = np.array([-1, 0, 0, 1, -1, 2, -1])
+    segments = np.array([0, 0, 0, 0, 0, 1, 1])
+    offsets = np.array([[0, 0], [0, 3], [3, 4], [5, 9], [0, 0], [0, 3], [0, 0]])
+    words = [
+        [Word(0, 4, "NOUN", "nsubj", "dogs"), Word(5, 9, "VERB", "ROOT", "bark")],
+        [Word(0, 3, "PART", "neg", "not")],
+    ]
+    rules = {
+        "nouns": TypeRule(pos=frozenset({"NOUN"})),
+        "subjects": TypeRule(dep=frozenset({"nsubj"})),
+        "negation": TypeRule(lower=frozenset({"not"})),
+        "pronouns": TypeRule(pos=frozenset({"PRON"})),
+    }
+    masks = {
+        k: v.nonzero()[0].tolist()
+        for k, v in piece_type_masks(word_ids, segments, offsets, words, rules).items()
+    }
+    assert masks == {
+        "[CLS]": [0],
+        "[SEP]": [4, 6],
+        "nouns": [1, 2],
+        "subjects": [1, 2],
+        "negation": [5],
+        "pronouns": [],
+    }
+
+
+TOKENS = ["[CLS]", "a", "b", "[SEP]"]
+
+
+def write_store(path: Path, examples: dict[str, list[np.ndarray]]) -> AttentionStore:
+    """A store with {variant: [maps [L, H, 4, 4] of examples 0, 1, ...]} for task rte."""
+    info = TokenInfo(
+        TOKENS, np.zeros(4, int), np.array([-1, 0, 1, -1]), np.zeros((4, 2), int), ("a b",)
+    )
+    records = [
+        (variant, "rte", i, maps.astype(np.float32), info)
+        for variant, per_example in examples.items()
+        for i, maps in enumerate(per_example)
+    ]
+    write_attention(path, records, model_id="m", num_layers=2, num_heads=1, config_hash="t")
+    return AttentionStore(path, expect_model="m")
+
+
+def test_cosine_table_averages_over_examples(tmp_path):
+    same, other = example_maps(), example_maps()[::-1].copy()  # layers swapped
+    store = write_store(
+        tmp_path / "s.parquet", {"pretrained": [same, same], "finetuned": [same, other]}
+    )
+    table = cosine_table(store, "rte", [0, 1], chunk=1)
+    expected = (1.0 + head_cosine(same, other)[:, 0]) / 2  # [L]
+    np.testing.assert_allclose(table["cosine"], expected, rtol=1e-6)
+    assert table[["layer", "head"]].values.tolist() == [[1, 1], [2, 1]]
+    assert (table["examples"] == 2).all()
+
+
+def test_token_type_tables_leave_examples_without_the_type_out(tmp_path):
+    maps = example_maps()
+    store = write_store(
+        tmp_path / "s.parquet", {"pretrained": [maps, maps], "finetuned": [maps, maps]}
+    )
+    rare = np.array([False, False, True, False])  # piece "b", only in example 1
+    masks = {
+        0: {"[CLS]": np.array([True, False, False, False]), "rare": np.zeros(4, bool)},
+        1: {"[CLS]": np.array([True, False, False, False]), "rare": rare},
+    }
+    received, cls = token_type_tables(store, "rte", [0, 1], masks, ["[CLS]", "rare"], chunk=2)
+    part = received[received["variant"] == "pretrained"].set_index(["type", "layer"])
+    assert part.loc[("[CLS]", 1), "score"] == pytest.approx(1.5 / 4)
+    assert part.loc[("[CLS]", 1), "examples"] == 2
+    assert part.loc[("rare", 1), "score"] == pytest.approx(0.0)  # nobody attends to "b"
+    assert part.loc[("rare", 2), "score"] == pytest.approx(0.25)
+    assert part.loc[("rare", 2), "examples"] == 1  # example 0 has no "rare" token
+    last = cls[cls["variant"] == "finetuned"].set_index("type")
+    assert last["layer"].tolist() == [2, 2]  # the last layer, numbered from 1
+    assert last.loc["[CLS]", "score"] == pytest.approx(1.0)  # identity map: [CLS] -> [CLS]
+    assert last.loc["rare", "score"] == pytest.approx(0.0)
+
+
+def test_grid_table_holds_every_weight_once():
+    maps = example_maps()
+    cells = grid_table(maps, TOKENS)
+    assert len(cells) == 2 * 1 * 4 * 4
+    row = cells[(cells["layer"] == 1) & (cells["query"] == 1) & (cells["key"] == 3)].iloc[0]
+    assert (row["query_token"], row["key_token"], row["weight"]) == ("a", "[SEP]", 1.0)
+
+
+def test_framenet_filter_keeps_only_the_papers_sentences(tmp_path):
+    # 101 passes; 102 is too long; 103's FE is 2 tokens from the target; 104's FE has 4
+    # tokens; 105 has two targets; 106's only core FE has no span; 107's target has 2
+    # spans; 108 passes (FE 3 tokens, 3 tokens away)
+    kept = read_sentences(FIXTURE, FilterRule())
+    assert [s.sentence_id for s in kept] == [101, 108]
+    assert kept[0].lu == "copy.v" and kept[0].frame == "Duplication"
+    assert kept[0].target == Span("Target", 34, 40)  # FrameNet's inclusive end made exclusive
+    assert [fe.name for fe in kept[0].core_fes] == ["Creator"]  # peripheral Manner dropped
+    wider = read_sentences(FIXTURE, FilterRule(target_window=3))
+    assert [s.sentence_id for s in wider] == [101]
+    longer_fes = read_sentences(FIXTURE, FilterRule(max_fe_tokens=4))
+    assert [s.sentence_id for s in longer_fes] == [101, 104, 108]
+    archive = tmp_path / "framenet-1.5.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(FIXTURE / "lu" / "lu1.xml", arcname="fndata-1.5/lu/lu1.xml")
+    assert read_sentences(archive, FilterRule()) == kept
+    with pytest.raises(PipelineError, match="not found"):
+        read_sentences(tmp_path / "missing.tgz", FilterRule())
+
+
+def test_piece_indices_skip_special_pieces():
+    offsets = np.array([[0, 0], [0, 4], [5, 8], [8, 10], [0, 0]])
+    special = np.array([True, False, False, False, True])
+    assert piece_indices(offsets, special, [Span("x", 5, 10)]).tolist() == [2, 3]
+    assert piece_indices(offsets, special, [Span("x", 0, 4), Span("y", 9, 10)]).tolist() == [1, 3]
+
+
+def test_table1_stage_reads_each_tasks_main_metric(tmp_path):
+    metrics = {
+        "rte": {
+            "pretrained.accuracy": 0.5,
+            "random_init.accuracy": 0.55,
+            "finetuned.accuracy": 0.6,
+        },
+        "stsb": {
+            "pretrained.pearson": -0.1,
+            "random_init.pearson": 0.2,
+            "finetuned.pearson": 0.8,
+            "finetuned.spearman": 0.7,
+        },
+    }
+    for task, values in metrics.items():
+        write_json(tmp_path / "metrics" / "finetune" / f"{task}.json", values)
+    cfg = OmegaConf.create(
+        {"paths": {"outputs": str(tmp_path)}, "tasks": list(metrics), "model": {"name": "m"}}
+    )
+    table1_stage.run(StageRun(cfg, tmp_path, under_dvc=True))
+    expected = pd.DataFrame(
+        {
+            "task": ["rte", "stsb"],
+            "metric": ["accuracy", "pearson"],
+            "pretrained": [0.5, -0.1],
+            "random_init": [0.55, 0.2],
+            "finetuned": [0.6, 0.8],
+        }
+    )
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "plots" / "table1" / "table1.csv"), expected
+    )
+    flat = json.loads((tmp_path / "metrics" / "table1.json").read_text())
+    assert flat["stsb.random_init"] == 0.2 and len(flat) == 6
+    assert (tmp_path / "figures" / "table1" / "table1.png").stat().st_size > 0
+    with pytest.raises(PipelineError, match=r"stsb lack 'random_init\.spearman'"):
+        table1(metrics, {"rte": "accuracy", "stsb": "spearman"})
