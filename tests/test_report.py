@@ -1,35 +1,43 @@
-"""The HTML report: figures with captions, tables and metrics, all inline, stages in order."""
+"""The HTML report: every figure (with its caption), table and metric, offline."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.io import save_figure, write_json, write_table
-from pipeline.report import render_report
+from pipeline.report import render_report, stage_order
 
 
-def test_report_embeds_everything_offline(tmp_path):
-    figure, ax = plt.subplots()
-    ax.plot([0, 1], [1, 0])
-    save_figure(tmp_path / "figures" / "framenet" / "fig3.png", figure, "FN caption", {"k": 7})
-    figure, _ = plt.subplots()
-    save_figure(tmp_path / "figures" / "analyze" / "rte" / "fig5.png", figure, "Cosine caption")
-    write_table(
-        tmp_path / "plots" / "analyze" / "rte" / "cosine.csv", pd.DataFrame({"v": range(30)})
+def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):
+    figure, axis = plt.subplots()
+    axis.plot([0, 1], [1, 0])
+    save_figure(
+        tmp_path / "figures/ablate/mrpc/fig8.png", figure, "Fig. 8 caption", {"mode": "zero"}
     )
-    write_json(tmp_path / "metrics" / "framenet.json", {"top_score": 0.19375})
-    page = render_report(tmp_path, "Title", "seed: 42")
-    assert page.count("data:image/png;base64,") == 2
-    assert "<script" not in page and "http" not in page.replace("<!doctype html>", "")
-    assert "FN caption" in page and "k=7" in page and "Cosine caption" in page
-    assert page.index("Cosine caption") < page.index("FN caption")  # analyze before framenet
-    assert "first 25 of 30 rows" in page and "top_score=0.1938" in page
-    assert "seed: 42" in page
+    write_table(tmp_path / "plots/ablate/mrpc/heads.csv", pd.DataFrame({"head": range(30)}))
+    write_json(tmp_path / "metrics/ablate/mrpc.json", {"baseline": 0.625, "best_head": "L4H2"})
+    write_json(tmp_path / "metrics/prepare.json", {"mrpc.train.rows": 600})
+    page = render_report(tmp_path, "Title <&>", "seed: 42\n")
+
+    png = (tmp_path / "figures/ablate/mrpc/fig8.png").read_bytes()
+    assert base64.b64encode(png).decode() in page  # embedded, not linked
+    assert "Fig. 8 caption" in page and "mode=zero" in page
+    assert "first 25 of 30 rows" in page and "baseline=0.625" in page
+    assert "mrpc.train.rows=600" in page and "seed: 42" in page
+    assert "Title &lt;&amp;&gt;" in page
+    assert "<script" not in page and "http" not in page.replace("data:image", "")
+    assert page.index("Disabling heads") < page.index("<h2>prepare</h2>")  # unlisted: last
+    assert json.loads((tmp_path / "figures/ablate/mrpc/fig8.json").read_text())["config"]
 
 
-def test_missing_stages_are_absent(tmp_path):
-    page = render_report(tmp_path, "Empty", "")
-    assert "<h2>" not in page and json.dumps("Empty")[1:-1] in page
+def test_stage_order_follows_the_pipeline_then_names():
+    assert stage_order(["zeta", "ablate", "finetune", "alpha"]) == [
+        "finetune",
+        "ablate",
+        "alpha",
+        "zeta",
+    ]
