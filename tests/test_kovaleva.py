@@ -1,19 +1,23 @@
-"""Kovaleva et al. analyses on hand-built maps, the FrameNet filter, and Table 1."""
+"""Kovaleva et al. analyses on hand-built maps and stores, and Table 1.
+
+The FrameNet reader and the paper's sentence filter are tested in tests/test_framenet.py;
+here the framenet stage runs end to end on the fixture's sentences.
+"""
 
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
+from pipeline.config import CONF_DIR
 from pipeline.errors import PipelineError
-from pipeline.framenet import FilterRule, Span, piece_indices, read_sentences
-from pipeline.io import write_json
+from pipeline.framenet import FilterRule, read_sentences, to_record
+from pipeline.io import write_json, write_text
 from pipeline.kovaleva import (
     cls_attention,
     frame_score,
@@ -25,6 +29,7 @@ from pipeline.kovaleva import (
 )
 from pipeline.kovaleva_tables import cosine_table, grid_table, token_type_tables
 from pipeline.linguistic import TypeRule, Word, piece_type_masks
+from pipeline.params import compose_params
 from pipeline.stage import StageRun
 from pipeline.store import AttentionStore, TokenInfo, write_attention
 from pipeline.table1 import table1
@@ -180,34 +185,6 @@ def test_grid_table_holds_every_weight_once():
     assert (row["query_token"], row["key_token"], row["weight"]) == ("a", "[SEP]", 1.0)
 
 
-def test_framenet_filter_keeps_only_the_papers_sentences(tmp_path):
-    # 101 passes; 102 is too long; 103's FE is 2 tokens from the target; 104's FE has 4
-    # tokens; 105 has two targets; 106's only core FE has no span; 107's target has 2
-    # spans; 108 passes (FE 3 tokens, 3 tokens away)
-    kept = read_sentences(FIXTURE, FilterRule())
-    assert [s.sentence_id for s in kept] == [101, 108]
-    assert kept[0].lu == "copy.v" and kept[0].frame == "Duplication"
-    assert kept[0].target == Span("Target", 34, 40)  # FrameNet's inclusive end made exclusive
-    assert [fe.name for fe in kept[0].core_fes] == ["Creator"]  # peripheral Manner dropped
-    wider = read_sentences(FIXTURE, FilterRule(target_window=3))
-    assert [s.sentence_id for s in wider] == [101]
-    longer_fes = read_sentences(FIXTURE, FilterRule(max_fe_tokens=4))
-    assert [s.sentence_id for s in longer_fes] == [101, 104, 108]
-    archive = tmp_path / "framenet-1.5.tgz"
-    with tarfile.open(archive, "w:gz") as tar:
-        tar.add(FIXTURE / "lu" / "lu1.xml", arcname="fndata-1.5/lu/lu1.xml")
-    assert read_sentences(archive, FilterRule()) == kept
-    with pytest.raises(PipelineError, match="not found"):
-        read_sentences(tmp_path / "missing.tgz", FilterRule())
-
-
-def test_piece_indices_skip_special_pieces():
-    offsets = np.array([[0, 0], [0, 4], [5, 8], [8, 10], [0, 0]])
-    special = np.array([True, False, False, False, True])
-    assert piece_indices(offsets, special, [Span("x", 5, 10)]).tolist() == [2, 3]
-    assert piece_indices(offsets, special, [Span("x", 0, 4), Span("y", 9, 10)]).tolist() == [1, 3]
-
-
 def test_table1_stage_reads_each_tasks_main_metric(tmp_path):
     metrics = {
         "rte": {
@@ -245,3 +222,91 @@ def test_table1_stage_reads_each_tasks_main_metric(tmp_path):
     assert (tmp_path / "figures" / "table1" / "table1.png").stat().st_size > 0
     with pytest.raises(PipelineError, match=r"stsb lack 'pretrained\.spearman'"):
         table1(metrics, {"rte": "accuracy", "stsb": "spearman"})
+
+
+def micro_stage(root: Path, task: str | None = None) -> StageRun:
+    overrides = ["experiment=micro", f"paths.outputs={root}/outputs", f"paths.data={root}/data"]
+    cfg = OmegaConf.create(compose_params([*overrides, "device=cpu"]))
+    if task is not None:
+        with open_dict(cfg):
+            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+    return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
+
+
+def sentence_info(words: list[str]) -> TokenInfo:
+    """One-segment TokenInfo of whole-word pieces, with real character offsets."""
+    text = " ".join(words)
+    starts = np.cumsum([0, *[len(w) + 1 for w in words[:-1]]])
+    offsets = [[0, 0], *[[s, s + len(w)] for s, w in zip(starts, words, strict=True)], [0, 0]]
+    n = len(words) + 2
+    word_ids = np.array([-1, *range(len(words)), -1])
+    return TokenInfo(
+        ["[CLS]", *words, "[SEP]"], np.zeros(n, int), word_ids, np.array(offsets), (text,)
+    )
+
+
+def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
+    from stages import analyze
+
+    stage = micro_stage(tmp_path, "rte")
+    infos = [
+        sentence_info(["The", "dog", "did", "not", "bark", "."]),
+        sentence_info(["Dogs", "bark", "."]),
+    ]
+    records = []
+    for variant in ("finetuned", "pretrained"):
+        for example_id, info in enumerate(infos):
+            n = len(info)
+            to_sep = np.zeros((n, n), np.float32)
+            to_sep[:, -1] = 1.0  # every query attends to [SEP]
+            second = np.eye(n, dtype=np.float32) if variant == "finetuned" else to_sep
+            maps = np.stack([np.stack([to_sep] * 4), np.stack([second] * 4)])  # [2, 4, n, n]
+            records.append((variant, "rte", example_id, maps, info))
+    write_attention(
+        stage.upstream("attention", "rte.parquet"),
+        records,
+        model_id=stage.cfg.model.name,
+        num_layers=2,
+        num_heads=4,
+        config_hash="test",
+    )
+    analyze.run(stage)
+    metrics = json.loads(stage.out("metrics", "analyze", "rte.json").read_text())
+    # layer 2: cos(all-to-[SEP], identity) = 1 / n, averaged over n = 8 and n = 5
+    assert metrics["cosine.layer_1"] == pytest.approx(1.0)
+    assert metrics["cosine.layer_2"] == pytest.approx((1 / 8 + 1 / 5) / 2)
+    assert metrics["cosine.most_changed_layer"] == 2
+    assert metrics["received.pretrained.sep.top_score"] == pytest.approx(1.0)
+    assert metrics["cls_last_layer.finetuned.cls.top_score"] == pytest.approx(1.0)
+    assert metrics["examples"] == 2
+    types = pd.read_csv(stage.out("plots", "analyze", "rte", "token_types.csv"))
+    counts = types.groupby("type")["examples"].first().to_dict()
+    assert counts["negation"] == 1  # only "did not bark" has a negation; the other is left out
+    assert counts["nouns"] == 2 and counts["[CLS]"] == 2
+    pretrained = types[(types["variant"] == "pretrained") & (types["type"] == "nouns")]
+    assert np.allclose(pretrained["score"], 0.0)  # nobody attends to the nouns
+    names = {p.name for p in stage.out("figures", "analyze", "rte").glob("*.png")}
+    assert names == {
+        "fig5_cosine.png",
+        "fig6_token_types_pretrained.png",
+        "fig6_token_types_finetuned.png",
+        "fig7_cls_last_layer.png",
+        "fig10_grid.png",
+    }
+
+
+def test_framenet_stage_scores_every_head_of_the_tiny_model(tmp_path):
+    from stages import framenet
+
+    stage = micro_stage(tmp_path)
+    sentences = read_sentences(FIXTURE, FilterRule())
+    lines = "".join(json.dumps(to_record(s)) + "\n" for s in sentences)
+    write_text(stage.data("framenet", "sentences.jsonl"), lines)
+    framenet.run(stage)
+    metrics = json.loads(stage.out("metrics", "framenet.json").read_text())
+    heads = pd.read_csv(stage.out("plots", "framenet", "heads.csv"))
+    assert metrics["sentences"] == 2 and len(heads) == 2 * 4
+    assert heads["score"].between(0.0, 1.0).all()
+    assert metrics["top_score"] == pytest.approx(heads["score"].max())
+    top = pd.read_csv(stage.out("plots", "framenet", "top_heads.csv"))
+    assert top["lexical_unit"].eq("copy.v").all() and top["target"].eq("copied").all()
