@@ -151,7 +151,7 @@ def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt
     """Single-head maps side by side, with their tokens: one panel per row of `panels`.
 
     `cells` has (rank, query, key, query_token, key_token, weight); `panels` has (rank,
-    layer, head, score) and orders and titles the panels.
+    layer, head, score, optionally a `note` line) and orders and titles the panels.
     """
     ncols = min(ncols, len(panels))
     nrows = -(-len(panels) // ncols)
@@ -163,6 +163,8 @@ def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt
         weights[part["query"].to_numpy(), part["key"].to_numpy()] = part["weight"].to_numpy()
         tokens = part.drop_duplicates("query").sort_values("query")["query_token"].tolist()
         title = f"L{panel['layer']}-H{panel['head']} (mean {panel['score']:.2f})"
+        if "note" in panel:
+            title += f"\n{panel['note']}"
         attention_map(weights, tokens, ax, title)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)

@@ -101,6 +101,8 @@ def run(stage: StageRun) -> None:
         layer, index = int(head["layer"]) - 1, int(head["head"]) - 1
         best = max(per_sentence, key=lambda i: per_sentence[i][layer, index])
         sentence = sentences[best]
+        target = sentence.text[sentence.target.start : sentence.target.end]
+        fes = [sentence.text[fe.start : fe.end] for fe in sentence.core_fes]
         rows.append(
             {
                 "rank": rank,
@@ -110,11 +112,12 @@ def run(stage: StageRun) -> None:
                 "example_score": float(per_sentence[best][layer, index]),
                 "frame": sentence.frame,
                 "lexical_unit": sentence.lu,
-                "target": sentence.text[sentence.target.start : sentence.target.end],
+                "target": target,
                 "core_fes": "; ".join(
-                    f"{fe.name}={sentence.text[fe.start : fe.end]}" for fe in sentence.core_fes
+                    f"{fe.name}={text}" for fe, text in zip(sentence.core_fes, fes, strict=True)
                 ),
                 "sentence": sentence.text,
+                "note": f"FE {' / '.join(fes)} -> LU {target}",
             }
         )
         one_head = maps_of[best][layer : layer + 1, index : index + 1]  # [1, 1, n, n]
@@ -145,14 +148,15 @@ def run(stage: StageRun) -> None:
         config,
     )
     first = rows[0]
+    top_metrics = {
+        f"top{row['rank']}.{key}": row[key] for row in rows for key in ("layer", "head", "score")
+    }
     write_json(
         stage.out("metrics", "framenet.json"),
         {
             "sentences": count,
             "mean_score": float(heads["score"].mean()),
-            "top_score": first["score"],
-            "top_layer": first["layer"],
-            "top_head": first["head"],
+            **top_metrics,
         },
     )
     log.info("framenet: top head L%d-H%d score %.3f", first["layer"], first["head"], first["score"])
