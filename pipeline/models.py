@@ -106,9 +106,7 @@ def load_encoder(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, seed
 def load_finetuned(folder: Path) -> PreTrainedModel:
     """A classifier saved by the finetune stage."""
     if not (folder / "config.json").exists():
-        raise PipelineError(
-            f"no fine-tuned model in {folder}; run `dvc repro finetune` first"
-        )
+        raise PipelineError(f"no fine-tuned model in {folder}; run `dvc repro finetune` first")
     return AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="sdpa")
 
 
