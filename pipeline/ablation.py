@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from pipeline.config import TaskSpec
 from pipeline.data import collate
 from pipeline.engine import HeadControl, Mode, head_mask, model_shape
+from pipeline.heads import head_name, layer_name
 from pipeline.layerwise import Layerwise
 from pipeline.metrics import task_metrics
 
@@ -48,7 +49,7 @@ class Ablation:
 
     @property
     def name(self) -> str:
-        return f"L{self.layer}" if self.head is None else f"L{self.layer}H{self.head}"
+        return layer_name(self.layer) if self.head is None else head_name(self.layer, self.head)
 
     def mask(self, shape: tuple[int, int]) -> torch.Tensor:
         """bool [L, H], True on the disabled heads; out-of-range heads raise PipelineError."""
@@ -240,15 +241,15 @@ def summary(heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec) -> dict[s
     return {
         "main_metric": task.main_metric,
         "baseline": float(heads["baseline"].iloc[0]),
-        "best_head": f"L{best_head['layer']:.0f}H{best_head['head']:.0f}",
+        "best_head": head_name(best_head["layer"], best_head["head"]),
         "best_head_gain": float(best_head["delta"]),
-        "worst_head": f"L{worst_head['layer']:.0f}H{worst_head['head']:.0f}",
+        "worst_head": head_name(worst_head["layer"], worst_head["head"]),
         "worst_head_drop": float(worst_head["delta"]),
         "share_heads_help": float((heads["delta"] > 0).mean()),
         "share_heads_hurt": float((heads["delta"] < 0).mean()),
         "mean_head_delta": float(heads["delta"].mean()),
         "share_heads_lower_loss": float((heads["delta_loss"] < 0).mean()),
-        "best_layer": int(best_layer["layer"]),
+        "best_layer": layer_name(best_layer["layer"]),
         "best_layer_delta": float(best_layer["delta"]),
         "worst_layer_delta": float(layers["delta"].min()),
     }

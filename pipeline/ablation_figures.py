@@ -16,12 +16,15 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from pipeline.heads import numbered_from_one
+
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
 
 
 def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figure:
     """`heads` has layer, head, delta; cells show delta x 100."""
-    grid = heads.pivot_table(index="layer", columns="head", values="delta") * POINTS
+    grid = numbered_from_one(heads).pivot_table(index="layer", columns="head", values="delta")
+    grid = grid * POINTS
     limit = max(float(grid.abs().max().max()), 1e-9)
     width = max(4.0, 0.55 * grid.shape[1] + 1.5)
     figure, ax = plt.subplots(figsize=(width, 0.5 * grid.shape[0] + 1.4))
@@ -44,7 +47,7 @@ def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figu
 
 def layer_delta_bars(layers: pd.DataFrame, metric: str, title: str) -> plt.Figure:
     """`layers` has layer, delta; one bar per disabled layer, delta x 100."""
-    data = layers.assign(change=layers["delta"] * POINTS)
+    data = numbered_from_one(layers).assign(change=layers["delta"] * POINTS)
     figure, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(data) + 2), 3.2))
     sns.barplot(data=data, x="layer", y="change", ax=ax, color="tab:blue", native_scale=True)
     ax.axhline(0.0, color="black", linewidth=0.8)

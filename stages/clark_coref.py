@@ -30,6 +30,7 @@ from pipeline.clark.coref import (
 from pipeline.clark.stream import stream_maps
 from pipeline.config import shared_data_dir
 from pipeline.engine import attach
+from pipeline.heads import head_name
 from pipeline.io import save_figure, write_json, write_table
 from pipeline.models import load_encoder, load_tokenizer, pick_device
 from pipeline.stage import StageRun, stage_main
@@ -118,7 +119,7 @@ def run(stage: StageRun) -> None:
         {"select_examples": settings.select_examples, "report_examples": settings.report_examples},
     )
     metrics = {
-        "best_head": f"{layer}-{head}",
+        "best_head": head_name(layer, head),
         "head_accuracy": float(report[layer, head]),
         "head_select_accuracy": float(select[layer, head]),
         "nearest_baseline_accuracy": nearest,

@@ -24,6 +24,7 @@ from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
 from pipeline.clark.entropy import HeadEntropy
+from pipeline.heads import head_name
 from pipeline.io import save_figure, write_json, write_table
 from pipeline.stage import StageRun, stage_main
 from pipeline.store import AttentionStore
@@ -70,7 +71,7 @@ def run(stage: StageRun) -> None:
     points = embed(distances, seed=cfg.seed)  # [K, 2], heads in (layer, head) order
     labels = behaviours(target_table, entropy_table, **settings.behaviour)
     clusters = labels.assign(x=points[:, 0], y=points[:, 1])
-    names = [f"{layer}-{head}" for layer in range(num_layers) for head in range(num_heads)]
+    names = [head_name(layer, head) for layer in range(num_layers) for head in range(num_heads)]
 
     plots, pictures = (
         stage.out("plots", "clark_heads", task),

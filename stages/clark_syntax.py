@@ -26,6 +26,7 @@ from pipeline.clark.vectors import WordVectors
 from pipeline.config import shared_data_dir
 from pipeline.engine import attach, model_shape
 from pipeline.errors import PipelineError
+from pipeline.heads import head_name
 from pipeline.io import save_figure, write_json, write_table
 from pipeline.models import load_encoder, load_tokenizer, pick_device
 from pipeline.stage import StageRun, stage_main
@@ -121,7 +122,7 @@ def run(stage: StageRun) -> None:
     }
     overall = table[table["relation"] == ALL].iloc[0]
     metrics |= {
-        "all_relations_best_head": f"{overall['layer']}-{overall['head']}",
+        "all_relations_best_head": head_name(overall["layer"], overall["head"]),
         **uas,
         "train_sentences": len(probe_data["train"]),
         "dev_sentences": len(probe_data["dev"]),

@@ -162,11 +162,11 @@ def test_sweep_table_and_summary_known_answer():
     assert table["delta_loss"].tolist() == pytest.approx([(right_loss - wrong_loss) / 4, 0, 0])
     heads, layers = table[table["head"] >= 0], table[table["head"] < 0]
     numbers = summary(heads, layers, task)
-    assert numbers["best_head"] == "L0H0"
+    assert numbers["best_head"] == "L1-H1"
     assert numbers["best_head_gain"] == 0.25
     assert numbers["share_heads_help"] == 0.5
     assert numbers["share_heads_hurt"] == 0.0
-    assert numbers["best_layer"] == 0
+    assert numbers["best_layer"] == "L1"
 
 
 def test_importance_is_the_sum_of_per_example_gradient_magnitudes(layerwise, rows):
@@ -235,12 +235,12 @@ def test_sweep_summary_on_a_frame():
     )
     layers = pd.DataFrame({"layer": [0, 1], "delta": [-0.1, 0.05], "baseline": [0.5] * 2})
     numbers = summary(heads, layers, load_task("sst2"))
-    assert numbers["best_head"] == "L1H1"
-    assert numbers["worst_head"] == "L0H1"
+    assert numbers["best_head"] == "L2-H2"
+    assert numbers["worst_head"] == "L1-H2"
     assert numbers["share_heads_help"] == 0.5
     assert numbers["share_heads_hurt"] == 0.25
     assert numbers["share_heads_lower_loss"] == 0.75
-    assert numbers["best_layer"] == 1
+    assert numbers["best_layer"] == "L2"
     assert numbers["worst_layer_delta"] == -0.1
 
 

@@ -19,7 +19,7 @@ def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):
         tmp_path / "figures/ablate/mrpc/fig8.png", figure, "Fig. 8 caption", {"mode": "zero"}
     )
     write_table(tmp_path / "plots/ablate/mrpc/heads.csv", pd.DataFrame({"head": range(30)}))
-    write_json(tmp_path / "metrics/ablate/mrpc.json", {"baseline": 0.625, "best_head": "L4H2"})
+    write_json(tmp_path / "metrics/ablate/mrpc.json", {"baseline": 0.625, "best_head": "L5-H3"})
     write_json(tmp_path / "metrics/prepare.json", {"mrpc.train.rows": 600})
     page = render_report(tmp_path, "Title <&>", "seed: 42\n")
 

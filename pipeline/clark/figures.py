@@ -13,6 +13,7 @@ import seaborn as sns
 from pipeline.clark.attend import TARGETS
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.syntax import ALL
+from pipeline.heads import head_name, numbered_from_one
 
 TARGET_TITLES = {
     "cls": "[CLS]",
@@ -28,6 +29,7 @@ TARGET_TITLES = {
 
 def _per_layer(ax: plt.Axes, table: pd.DataFrame, value: str) -> None:
     """One dot per head and the layer's mean as a line, layers on the x axis."""
+    table = numbered_from_one(table)
     sns.stripplot(data=table, x="layer", y=value, ax=ax, color="0.55", size=3, jitter=0.15)
     means = table.groupby("layer", as_index=False)[value].mean()
     ax.plot(range(len(means)), means[value], color="C0", marker="o", lw=1.5, label="layer mean")
@@ -95,16 +97,18 @@ def relation_heads(table: pd.DataFrame) -> plt.Figure:
     ax.set_ylim(0, 1)
     ax.set_xlabel("")
     ax.tick_params(axis="x", rotation=60)
-    labels = [f"{row.relation}\n{row.layer}-{row.head}" for row in table.itertuples()]
+    labels = [f"{row.relation}\n{head_name(row.layer, row.head)}" for row in table.itertuples()]
     ax.set_xticks(range(len(labels)), labels, fontsize=7)
-    ax.set_title(f"Dependency relations: best head (layer-head) vs offset; last: {ALL}")
+    ax.set_title(f"Dependency relations: best head vs best offset; last: {ALL}")
     figure.tight_layout()
     return figure
 
 
 def coref_heads(table: pd.DataFrame, baseline: float) -> plt.Figure:
     """Per-head antecedent accuracy on the report split, as a layer x head heatmap."""
-    grid = table.pivot_table(index="layer", columns="head", values="report_accuracy")
+    grid = numbered_from_one(table).pivot_table(
+        index="layer", columns="head", values="report_accuracy"
+    )
     figure, ax = plt.subplots(figsize=(8, 0.45 * len(grid) + 1.5))
     sns.heatmap(grid, ax=ax, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 6})
     ax.set_title(f"GAP: pronoun attends most to the correct name (nearest name: {baseline:.2f})")

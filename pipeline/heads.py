@@ -1,0 +1,25 @@
+"""How heads are named for people: numbered from 1, as both papers do.
+
+The engine, the store and every table keep 0-based `layer`/`head` indices; figures, metric
+names and the report show layer l, head h as `L{l+1}-H{h+1}`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def head_name(layer: int, head: int) -> str:
+    """0-based (layer 2, head 4) -> 'L3-H5'."""
+    return f"L{int(layer) + 1}-H{int(head) + 1}"
+
+
+def layer_name(layer: int) -> str:
+    """0-based layer 2 -> 'L3'."""
+    return f"L{int(layer) + 1}"
+
+
+def numbered_from_one(table: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `table` whose `layer` and `head` columns (those present) count from 1."""
+    shifted = {c: table[c] + 1 for c in ("layer", "head") if c in table}
+    return table.assign(**shifted)
