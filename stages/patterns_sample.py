@@ -13,9 +13,8 @@ from __future__ import annotations
 import logging
 
 from pipeline.io import write_table
-from pipeline.patterns.heuristic import Thresholds
 from pipeline.patterns.maps import open_stores
-from pipeline.patterns.sample import sample_labels
+from pipeline.patterns.sample import sample_labels_from_config
 from pipeline.stage import StageRun, stage_main
 
 log = logging.getLogger(__name__)
@@ -24,13 +23,7 @@ log = logging.getLogger(__name__)
 def run(stage: StageRun) -> None:
     settings = stage.cfg.patterns
     stores = open_stores(stage.upstream("attention"), stage.task_names, stage.cfg.model.name)
-    labels = sample_labels(
-        stores,
-        settings.sample.variant,
-        settings.sample.maps_per_task,
-        stage.cfg.seed,
-        Thresholds(**settings.heuristic),
-    )
+    labels = sample_labels_from_config(stores, settings, stage.cfg.seed)
     path = stage.data_out / "annotations" / stage.cfg.model.name / "heuristic.csv"
     write_table(path, labels)
     log.info(

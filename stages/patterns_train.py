@@ -21,10 +21,9 @@ from pipeline.io import write_json, write_table
 from pipeline.patterns import CLASSES
 from pipeline.patterns.cnn import save_classifier
 from pipeline.patterns.fit import ClassifierSettings, fit_and_evaluate
-from pipeline.patterns.heuristic import Thresholds
 from pipeline.patterns.labels import check_in_store, map_ids, merge_labels, read_labels
 from pipeline.patterns.maps import load_maps, open_stores
-from pipeline.patterns.sample import sample_labels
+from pipeline.patterns.sample import sample_labels_from_config
 from pipeline.stage import StageRun, stage_main
 from pipeline.store import AttentionStore
 
@@ -63,13 +62,7 @@ def run(stage: StageRun) -> None:
     if settings.labels == "annotations":
         labels = annotated_labels(stage, stores)
     else:
-        labels = sample_labels(
-            stores,
-            settings.sample.variant,
-            settings.sample.maps_per_task,
-            stage.cfg.seed,
-            Thresholds(**settings.heuristic),
-        )
+        labels = sample_labels_from_config(stores, settings, stage.cfg.seed)
     maps = load_maps(stores, map_ids(labels))
     classifier = ClassifierSettings.from_config(settings.classifier, stage.cfg.seed)
     model, metrics, confusion = fit_and_evaluate(maps, labels["label"].tolist(), classifier)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from omegaconf import DictConfig
 
 from pipeline.patterns.heuristic import Thresholds
 from pipeline.patterns.labels import MapId
@@ -50,3 +51,16 @@ def sample_labels(
         for map_id in sample_map_ids(store, variant, task, maps_per_task, seed + offset)
     ]
     return label_by_heuristic(stores, ids, thresholds)
+
+
+def sample_labels_from_config(
+    stores: Mapping[str, AttentionStore], settings: DictConfig, seed: int
+) -> pd.DataFrame:
+    """`sample_labels` with the sizes and thresholds of the `patterns` config group."""
+    return sample_labels(
+        stores,
+        settings.sample.variant,
+        settings.sample.maps_per_task,
+        seed,
+        Thresholds(**settings.heuristic),
+    )
