@@ -170,3 +170,11 @@ def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt
         ax.set_visible(False)
     figure.tight_layout()
     return figure
+
+
+def loss_curve_figure(curves: pd.DataFrame, task: str) -> plt.Figure:
+    """Mean training loss per logging window (columns variant, step, loss), one line per variant."""
+    figure, axis = plt.subplots(figsize=(5, 3.2))
+    sns.lineplot(data=curves, x="step", y="loss", hue="variant", marker="o", ax=axis)
+    axis.set_title(f"{task}: training loss")
+    return figure

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pipeline.config import CONF_DIR, check_option, load_task
+from pipeline.config import CONF_DIR, check_option
 from pipeline.errors import PipelineError
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def _load_dvc_config(task: str | None) -> DictConfig:
         )
     cfg = OmegaConf.load(params)
     if task is not None:
-        load_task(task)  # validates the name
+        check_option("task", task)
         spec = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
         with open_dict(cfg):
             cfg.task = spec

@@ -29,10 +29,9 @@ from pipeline.clark.coref import (
 )
 from pipeline.clark.stream import stream_maps
 from pipeline.config import shared_data_dir
-from pipeline.engine import attach
 from pipeline.heads import head_name
 from pipeline.io import save_figure, write_json, write_table
-from pipeline.models import load_encoder, load_tokenizer, pick_device
+from pipeline.models import load_attached_encoder
 from pipeline.stage import StageRun, stage_main
 
 log = logging.getLogger(__name__)
@@ -82,9 +81,7 @@ def score_heads(
 
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.cfg.clark.coref
-    tokenizer = load_tokenizer(cfg.model)
-    model = load_encoder(cfg.model, tokenizer, seed=cfg.seed)
-    model = attach(model.to(pick_device(cfg.device)).eval())
+    model, tokenizer = load_attached_encoder(cfg)
     select, _, n_select = score_heads(
         model,
         tokenizer,

@@ -24,11 +24,11 @@ from pipeline.clark.syntax import ALL, HeadCounts, select_and_report
 from pipeline.clark.ud import Sentence, read_conllu, sample
 from pipeline.clark.vectors import WordVectors
 from pipeline.config import shared_data_dir
-from pipeline.engine import attach, model_shape
+from pipeline.engine import model_shape
 from pipeline.errors import PipelineError
 from pipeline.heads import head_name
 from pipeline.io import save_figure, write_json, write_table
-from pipeline.models import load_encoder, load_tokenizer, pick_device
+from pipeline.models import load_attached_encoder
 from pipeline.stage import StageRun, stage_main
 
 log = logging.getLogger(__name__)
@@ -58,9 +58,7 @@ def run(stage: StageRun) -> None:
         "dev": load_split(cfg, "dev", settings.dev_sentences),
     }
     relations = sorted({r for sentences in splits.values() for s in sentences for r in s.relations})
-    tokenizer = load_tokenizer(cfg.model)
-    model = load_encoder(cfg.model, tokenizer, seed=cfg.seed)
-    model = attach(model.to(pick_device(cfg.device)).eval())
+    model, tokenizer = load_attached_encoder(cfg)
     num_layers, num_heads = model_shape(model)
     offsets = [o for o in range(-settings.max_offset, settings.max_offset + 1) if o != 0]
 

@@ -13,8 +13,8 @@ import time
 import pandas as pd
 
 from pipeline.config import TaskSpec
-from pipeline.curves import loss_curve_figure
 from pipeline.data import encode
+from pipeline.figures import loss_curve_figure
 from pipeline.glue import read_split
 from pipeline.io import atomic_path, save_figure, write_json, write_table
 from pipeline.models import load_classifier, load_tokenizer, pick_device

@@ -19,14 +19,13 @@ from omegaconf import OmegaConf
 from tqdm import tqdm
 
 from pipeline.dump import Example, attention_maps, length_batches
-from pipeline.engine import attach
 from pipeline.errors import PipelineError
 from pipeline.figures import head_heatmaps, map_panels
 from pipeline.framenet import FrameSentence, from_record, piece_indices
 from pipeline.io import save_figure, write_json, write_table
 from pipeline.kovaleva import frame_score, mean_over_examples
 from pipeline.kovaleva_tables import grid_table, head_frame
-from pipeline.models import load_encoder, load_tokenizer, pick_device
+from pipeline.models import load_attached_encoder
 from pipeline.stage import StageRun, stage_main
 from pipeline.store import TokenInfo
 
@@ -68,9 +67,7 @@ def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.cfg.analysis.framenet
     torch.manual_seed(cfg.seed)
     sentences = load_sentences(stage, settings.num_sentences, cfg.seed)
-    tokenizer = load_tokenizer(cfg.model)
-    device = pick_device(cfg.device)
-    model = attach(load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(device).eval())
+    model, tokenizer = load_attached_encoder(cfg)
     examples = encode_sentences(tokenizer, sentences)
 
     per_sentence: dict[int, np.ndarray] = {}  # sentence index -> [L, H]
@@ -78,7 +75,7 @@ def run(stage: StageRun) -> None:
     batches = list(length_batches(examples, settings.batch_size))
     for batch in tqdm(batches, desc="framenet: pre-trained attention", unit="batch"):
         for example, maps in zip(
-            batch, attention_maps(model, batch, tokenizer.pad_token_id, device), strict=True
+            batch, attention_maps(model, batch, tokenizer.pad_token_id, model.device), strict=True
         ):
             sentence, info = sentences[example.example_id], example.tokens
             special = info.word_ids < 0
