@@ -6,9 +6,9 @@
 On MiniLM-L6 (6 x 12 heads) and the first N dev examples of a task (read from
 ../shared/data/glue_data, the real GLUE dev file), it runs the full Fig. 8 + Fig. 9 sweep
 (72 single heads + 6 layers) twice:
-- fast: `pipeline.ablation.sweep` (cached layer inputs, only the layers at and above the
+- fast: `pipeline.michel.ablation.sweep` (cached layer inputs, only the layers at and above the
   ablated one, SDPA, stacked ablations);
-- naive: `pipeline.naive_ablation.naive_sweep` (a full eager forward pass per ablation,
+- naive: `benchmarks.reference.naive_ablation.naive_sweep` (a full eager forward pass per ablation,
   heads disabled by rewriting their context vectors with hooks);
 and prints both times (CPU seconds of this process, and wall seconds), their ratio (goal
 >= 2 on CPU), the largest |logit difference| between the two (goal <= 1e-4) and whether
@@ -29,16 +29,16 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.ablation import head_ablations, layer_ablations, sweep
-from pipeline.config import CONF_DIR, glue_dir, load_task
-from pipeline.data import collate, encode
-from pipeline.engine import HeadControl, attach, model_shape
-from pipeline.glue import read_local_split
-from pipeline.importance import head_importance, least_important, normalise_per_layer
-from pipeline.layerwise import Layerwise
-from pipeline.models import load_classifier, load_finetuned, load_tokenizer
-from pipeline.naive_ablation import naive_sweep
-from pipeline.slicing import slice_heads
+from benchmarks.reference.naive_ablation import naive_sweep
+from benchmarks.reference.slicing import slice_heads
+from pipeline.attention.engine import HeadControl, attach, model_shape
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.data.encoding import collate, encode
+from pipeline.data.glue import read_local_split
+from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
+from pipeline.michel.importance import head_importance, least_important, normalise_per_layer
+from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -26,13 +26,13 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.config import CONF_DIR, glue_dir, load_task
-from pipeline.data import collate
-from pipeline.dump import Example, dump_variant, length_batches, tokenize_examples
-from pipeline.engine import attach, model_shape
-from pipeline.glue import read_local_split, read_split
-from pipeline.models import load_encoder, load_tokenizer
-from pipeline.store import AttentionStore, AttentionWriter
+from pipeline.attention.dump import Example, dump_variant, length_batches, tokenize_examples
+from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.store import AttentionStore, AttentionWriter
+from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.data.encoding import collate
+from pipeline.data.glue import read_local_split, read_split
+from pipeline.models.loading import load_encoder, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_LENGTH = 128

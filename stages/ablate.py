@@ -16,19 +16,19 @@ import time
 import numpy as np
 import torch
 
-from pipeline.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
-from pipeline.ablation_figures import head_delta_heatmap, layer_delta_bars, pruning_curve_plot
-from pipeline.config import TaskSpec
-from pipeline.data import encode
-from pipeline.engine import attach, model_shape
-from pipeline.errors import PipelineError
-from pipeline.glue import read_split
-from pipeline.importance import importance_table, prunable_fraction, pruning_curve
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.layerwise import Layerwise
-from pipeline.models import load_finetuned, load_tokenizer, pick_device
-from pipeline.stage import StageRun, stage_main
-from pipeline.training import check_labels
+from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config import TaskSpec
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.encoding import encode
+from pipeline.data.glue import read_split
+from pipeline.michel.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
+from pipeline.michel.figures import head_delta_heatmap, layer_delta_bars, pruning_curve_plot
+from pipeline.michel.importance import importance_table, prunable_fraction, pruning_curve
+from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
+from pipeline.models.training import check_labels
 
 log = logging.getLogger(__name__)
 

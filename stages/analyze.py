@@ -16,10 +16,12 @@ import logging
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pipeline.config import TaskSpec
-from pipeline.figures import attention_grid, head_heatmaps
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.kovaleva_tables import (
+from pipeline.attention.store import AttentionStore
+from pipeline.core.config import TaskSpec
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.linguistic import SPECIAL_TYPES, example_type_masks, load_spacy, parse_rules
+from pipeline.kovaleva.tables import (
     VARIANTS,
     cosine_table,
     grid_example,
@@ -28,9 +30,7 @@ from pipeline.kovaleva_tables import (
     token_type_tables,
     top_head,
 )
-from pipeline.linguistic import SPECIAL_TYPES, example_type_masks, load_spacy, parse_rules
-from pipeline.stage import StageRun, stage_main
-from pipeline.store import AttentionStore
+from pipeline.report.figures import attention_grid, head_heatmaps
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from pipeline.errors import PipelineError
-from pipeline.patterns.annotate import AnnotationSession, MapView, make_server
-from pipeline.patterns.labels import MapId, map_ids, read_labels
-from pipeline.patterns.maps import load_maps, open_stores
+from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns.annotate import AnnotationSession, MapView, make_server
+from pipeline.kovaleva.patterns.labels import MapId, map_ids, read_labels
+from pipeline.kovaleva.patterns.maps import load_maps, open_stores
 
 log = logging.getLogger(__name__)
 

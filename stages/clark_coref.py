@@ -28,11 +28,11 @@ from pipeline.clark.coref import (
     read_gap,
 )
 from pipeline.clark.stream import stream_maps
-from pipeline.config import shared_data_dir
-from pipeline.heads import head_name
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.models import load_attached_encoder
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.config import shared_data_dir
+from pipeline.core.heads import head_name
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.models.loading import load_attached_encoder
 
 log = logging.getLogger(__name__)
 

@@ -20,14 +20,14 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from pipeline.attention.store import AttentionStore
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
 from pipeline.clark.entropy import HeadEntropy
-from pipeline.heads import head_name
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.stage import StageRun, stage_main
-from pipeline.store import AttentionStore
+from pipeline.core.heads import head_name
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
 
 log = logging.getLogger(__name__)
 

@@ -17,19 +17,19 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from pipeline.attention.engine import model_shape
 from pipeline.clark import figures
 from pipeline.clark.probe import ProbeExample, probe_example, probe_uas, train_probe
 from pipeline.clark.stream import stream_word_maps
 from pipeline.clark.syntax import ALL, HeadCounts, select_and_report
 from pipeline.clark.ud import Sentence, read_conllu, sample
 from pipeline.clark.vectors import WordVectors
-from pipeline.config import shared_data_dir
-from pipeline.engine import model_shape
-from pipeline.errors import PipelineError
-from pipeline.heads import head_name
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.models import load_attached_encoder
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.config import shared_data_dir
+from pipeline.core.errors import PipelineError
+from pipeline.core.heads import head_name
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.models.loading import load_attached_encoder
 
 log = logging.getLogger(__name__)
 

@@ -14,15 +14,15 @@ import time
 import numpy as np
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.config import TaskSpec
-from pipeline.dump import dump_variant, tokenize_examples
-from pipeline.engine import attach, model_shape
-from pipeline.errors import PipelineError
-from pipeline.glue import read_split
-from pipeline.io import write_json
-from pipeline.models import load_encoder, load_finetuned, load_tokenizer, pick_device
-from pipeline.stage import StageRun, stage_main
-from pipeline.store import AttentionWriter, config_hash
+from pipeline.attention.dump import dump_variant, tokenize_examples
+from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.store import AttentionWriter, config_hash
+from pipeline.core.config import TaskSpec
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import write_json
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.glue import read_split
+from pipeline.models.loading import load_encoder, load_finetuned, load_tokenizer, pick_device
 
 log = logging.getLogger(__name__)
 

@@ -12,14 +12,14 @@ import time
 
 import pandas as pd
 
-from pipeline.config import TaskSpec
-from pipeline.data import encode
-from pipeline.figures import loss_curve_figure
-from pipeline.glue import read_split
-from pipeline.io import atomic_path, save_figure, write_json, write_table
-from pipeline.models import load_classifier, load_tokenizer, pick_device
-from pipeline.stage import StageRun, stage_main
-from pipeline.training import TrainSettings, check_labels, evaluate, train
+from pipeline.core.config import TaskSpec
+from pipeline.core.io import atomic_path, save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.encoding import encode
+from pipeline.data.glue import read_split
+from pipeline.models.loading import load_classifier, load_tokenizer, pick_device
+from pipeline.models.training import TrainSettings, check_labels, evaluate, train
+from pipeline.report.figures import loss_curve_figure
 
 log = logging.getLogger(__name__)
 

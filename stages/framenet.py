@@ -18,16 +18,16 @@ import torch
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from pipeline.dump import Example, attention_maps, length_batches
-from pipeline.errors import PipelineError
-from pipeline.figures import head_heatmaps, map_panels
-from pipeline.framenet import FrameSentence, from_record, piece_indices
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.kovaleva import frame_score, mean_over_examples
-from pipeline.kovaleva_tables import grid_table, head_frame
-from pipeline.models import load_attached_encoder
-from pipeline.stage import StageRun, stage_main
-from pipeline.store import TokenInfo
+from pipeline.attention.dump import Example, attention_maps, length_batches
+from pipeline.attention.store import TokenInfo
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.framenet import FrameSentence, from_record, piece_indices
+from pipeline.kovaleva.measures import frame_score, mean_over_examples
+from pipeline.kovaleva.tables import grid_table, head_frame
+from pipeline.models.loading import load_attached_encoder
+from pipeline.report.figures import head_heatmaps, map_panels
 
 log = logging.getLogger(__name__)
 

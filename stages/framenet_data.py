@@ -13,10 +13,10 @@ import logging
 from collections import Counter
 from pathlib import Path
 
-from pipeline.config import shared_data_dir
-from pipeline.framenet import FilterRule, read_sentences, to_record
-from pipeline.io import write_json, write_text
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.config import shared_data_dir
+from pipeline.core.io import write_json, write_text
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.framenet import FilterRule, read_sentences, to_record
 
 log = logging.getLogger(__name__)
 

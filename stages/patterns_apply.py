@@ -18,13 +18,18 @@ import logging
 import pandas as pd
 import torch
 
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.patterns.apply import class_shares, classify, example_maps_table, pick_examples
-from pipeline.patterns.cnn import load_classifier
-from pipeline.patterns.figures import pattern_examples_figure, pattern_shares_figure
-from pipeline.patterns.heuristic import Thresholds
-from pipeline.patterns.maps import open_stores
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.patterns.apply import (
+    class_shares,
+    classify,
+    example_maps_table,
+    pick_examples,
+)
+from pipeline.kovaleva.patterns.cnn import load_classifier
+from pipeline.kovaleva.patterns.figures import pattern_examples_figure, pattern_shares_figure
+from pipeline.kovaleva.patterns.heuristic import Thresholds
+from pipeline.kovaleva.patterns.maps import open_stores
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 
-from pipeline.io import write_table
-from pipeline.patterns.maps import open_stores
-from pipeline.patterns.sample import sample_labels_from_config
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.io import write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.patterns.maps import open_stores
+from pipeline.kovaleva.patterns.sample import sample_labels_from_config
 
 log = logging.getLogger(__name__)
 

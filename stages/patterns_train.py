@@ -16,16 +16,16 @@ import logging
 import pandas as pd
 import torch
 
-from pipeline.errors import PipelineError
-from pipeline.io import write_json, write_table
-from pipeline.patterns import CLASSES
-from pipeline.patterns.cnn import save_classifier
-from pipeline.patterns.fit import ClassifierSettings, fit_and_evaluate
-from pipeline.patterns.labels import check_in_store, map_ids, merge_labels, read_labels
-from pipeline.patterns.maps import load_maps, open_stores
-from pipeline.patterns.sample import sample_labels_from_config
-from pipeline.stage import StageRun, stage_main
-from pipeline.store import AttentionStore
+from pipeline.attention.store import AttentionStore
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.cnn import save_classifier
+from pipeline.kovaleva.patterns.fit import ClassifierSettings, fit_and_evaluate
+from pipeline.kovaleva.patterns.labels import check_in_store, map_ids, merge_labels, read_labels
+from pipeline.kovaleva.patterns.maps import load_maps, open_stores
+from pipeline.kovaleva.patterns.sample import sample_labels_from_config
 
 log = logging.getLogger(__name__)
 

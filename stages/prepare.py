@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from pipeline.config import glue_dir, load_task
-from pipeline.errors import PipelineError
-from pipeline.glue import read_hub_split, read_local_split, split_names, subsample
-from pipeline.io import write_json, write_table
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.config import glue_dir, load_task
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.glue import read_hub_split, read_local_split, split_names, subsample
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from pipeline.io import write_text
-from pipeline.report import render_report
-from pipeline.stage import StageRun, stage_main
+from pipeline.core.io import write_text
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.report.html import render_report
 
 
 def run(stage: StageRun) -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from pipeline.config import load_task
-from pipeline.errors import PipelineError
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.stage import StageRun, stage_main
-from pipeline.table1 import REGIMES, table1, table1_figure
+from pipeline.core.config import load_task
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.table1 import REGIMES, table1, table1_figure
 
 
 def run(stage: StageRun) -> None:

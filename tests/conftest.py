@@ -9,8 +9,8 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.config import CONF_DIR
-from pipeline.models import load_tokenizer
+from pipeline.core.config import CONF_DIR
+from pipeline.models.loading import load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 torch.set_num_threads(min(2, torch.get_num_threads()))

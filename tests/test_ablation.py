@@ -16,7 +16,14 @@ from transformers import (
     RobertaForSequenceClassification,
 )
 
-from pipeline.ablation import (
+from benchmarks.reference.naive_ablation import naive_sweep
+from pipeline.attention.engine import HeadControl, attach, head_mask
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.errors import PipelineError
+from pipeline.core.stage import StageRun
+from pipeline.data.glue import read_local_split
+from pipeline.michel.ablation import (
     Ablation,
     SweepResult,
     head_ablations,
@@ -27,22 +34,15 @@ from pipeline.ablation import (
     sweep_table,
     task_loss,
 )
-from pipeline.config import CONF_DIR, load_task
-from pipeline.engine import HeadControl, attach, head_mask
-from pipeline.errors import PipelineError
-from pipeline.glue import read_local_split
-from pipeline.importance import (
+from pipeline.michel.importance import (
     head_importance,
     least_important,
     normalise_per_layer,
     pruning_curve,
     pruning_schedule,
 )
-from pipeline.layerwise import Layerwise
-from pipeline.metrics import task_metrics
-from pipeline.models import load_classifier
-from pipeline.naive_ablation import naive_sweep
-from pipeline.stage import StageRun
+from pipeline.models.loading import load_classifier
+from pipeline.models.metrics import task_metrics
 from stages.ablate import run
 
 SHAPE = (2, 4)  # tiny_random: 2 layers x 4 heads

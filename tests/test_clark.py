@@ -11,6 +11,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf, open_dict
 
+from pipeline.attention.store import TokenInfo, write_attention
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
 from pipeline.clark.coref import (
@@ -29,11 +30,10 @@ from pipeline.clark.syntax import ALL, HeadCounts, offset_heads, predict_heads, 
 from pipeline.clark.ud import Sentence, read_conllu, sample
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps
-from pipeline.config import CONF_DIR
-from pipeline.errors import PipelineError
-from pipeline.params import compose_params
-from pipeline.stage import StageRun
-from pipeline.store import TokenInfo, write_attention
+from pipeline.core.config import CONF_DIR
+from pipeline.core.errors import PipelineError
+from pipeline.core.params import compose_params
+from pipeline.core.stage import StageRun
 
 # ---------------------------------------------------------------- word pieces -> words
 

@@ -10,15 +10,15 @@ import pytest
 import torch
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.config import CONF_DIR, load_task
-from pipeline.data import collate
-from pipeline.dump import tokenize_examples
-from pipeline.engine import HeadControl, attach
-from pipeline.errors import PipelineError
-from pipeline.models import load_classifier, load_finetuned
-from pipeline.params import compose_params
-from pipeline.stage import StageRun
-from pipeline.store import AttentionStore
+from pipeline.attention.dump import tokenize_examples
+from pipeline.attention.engine import HeadControl, attach
+from pipeline.attention.store import AttentionStore
+from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.errors import PipelineError
+from pipeline.core.params import compose_params
+from pipeline.core.stage import StageRun
+from pipeline.data.encoding import collate
+from pipeline.models.loading import load_classifier, load_finetuned
 from stages import dump_attention
 
 SENTENCES = [

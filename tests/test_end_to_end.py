@@ -45,7 +45,7 @@ def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
         ["git", "init", "-q"],
         ["git", "config", "user.email", "ci@example.com"],
         ["git", "config", "user.name", "ci"],
-        [sys.executable, "-m", "pipeline.params", "experiment=micro"],
+        [sys.executable, "-m", "pipeline.core.params", "experiment=micro"],
         ["git", "add", "-A"],
         ["git", "commit", "-qm", "micro"],
     ):
@@ -67,7 +67,7 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
         [
             sys.executable,
             "-m",
-            "pipeline.params",
+            "pipeline.core.params",
             "experiment=micro",
             "finetune.learning_rate=0.001",
         ],

@@ -16,8 +16,7 @@ from transformers import (
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.models.bert.modeling_bert import BertSelfAttention
 
-from pipeline.data import collate
-from pipeline.engine import (
+from pipeline.attention.engine import (
     HeadControl,
     attach,
     crop_maps,
@@ -26,7 +25,8 @@ from pipeline.engine import (
     model_shape,
     require_attached,
 )
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.data.encoding import collate
 
 LENGTHS = [9, 5, 7]  # real lengths of the test batch (padded to 9)
 ATOL = 1e-6
@@ -275,7 +275,7 @@ def test_out_of_range_head_error_gives_the_model_shape():
 
 def test_unattached_model_is_refused(plain, engine):
     require_attached(engine)
-    with pytest.raises(PipelineError, match=r"call pipeline\.engine\.attach"):
+    with pytest.raises(PipelineError, match=r"call pipeline\.attention\.engine\.attach"):
         require_attached(plain)
 
 

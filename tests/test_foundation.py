@@ -11,14 +11,14 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pipeline.config import CONF_DIR, group_options, load_task
-from pipeline.errors import PipelineError
-from pipeline.glue import read_local_split, subsample
-from pipeline.io import atomic_path, write_json
-from pipeline.metrics import accuracy, f1, mcc, pearson, spearman, task_metrics
-from pipeline.models import resolve_location
-from pipeline.params import compose_params
-from pipeline.stage import check_overrides
+from pipeline.core.config import CONF_DIR, group_options, load_task
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import atomic_path, write_json
+from pipeline.core.params import compose_params
+from pipeline.core.stage import check_overrides
+from pipeline.data.glue import read_local_split, subsample
+from pipeline.models.loading import resolve_location
+from pipeline.models.metrics import accuracy, f1, mcc, pearson, spearman, task_metrics
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -191,7 +191,7 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     """The finetune stage end to end on STS-B with the tiny random BERT (all three variants)."""
     import json
 
-    from pipeline.stage import StageRun
+    from pipeline.core.stage import StageRun
     from stages import finetune, prepare
 
     overrides = ["experiment=micro", "task=stsb", "tasks=[stsb]", f"paths.data={tmp_path}/data"]
@@ -211,8 +211,8 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
 
 
 def test_regression_head_starts_at_the_label_mean(tiny_model_cfg, tokenizer):
-    from pipeline.models import load_classifier
-    from pipeline.training import start_at_label_mean
+    from pipeline.models.loading import load_classifier
+    from pipeline.models.training import start_at_label_mean
 
     model = load_classifier(tiny_model_cfg, tokenizer, num_labels=1)
     start_at_label_mean(model, np.array([1.0, 2.0, 4.5]))

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.framenet import (
+from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.framenet import (
     FilterRule,
     Span,
     from_record,

@@ -14,11 +14,15 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.config import CONF_DIR
-from pipeline.errors import PipelineError
-from pipeline.framenet import FilterRule, read_sentences, to_record
-from pipeline.io import write_json, write_text
-from pipeline.kovaleva import (
+from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.core.config import CONF_DIR
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import write_json, write_text
+from pipeline.core.params import compose_params
+from pipeline.core.stage import StageRun
+from pipeline.kovaleva.framenet import FilterRule, read_sentences, to_record
+from pipeline.kovaleva.linguistic import TypeRule, Word, piece_type_masks
+from pipeline.kovaleva.measures import (
     cls_attention,
     frame_score,
     head_cosine,
@@ -27,12 +31,8 @@ from pipeline.kovaleva import (
     type_score,
     type_scores,
 )
-from pipeline.kovaleva_tables import cosine_table, grid_table, token_type_tables
-from pipeline.linguistic import TypeRule, Word, piece_type_masks
-from pipeline.params import compose_params
-from pipeline.stage import StageRun
-from pipeline.store import AttentionStore, TokenInfo, write_attention
-from pipeline.table1 import table1
+from pipeline.kovaleva.table1 import table1
+from pipeline.kovaleva.tables import cosine_table, grid_table, token_type_tables
 from stages import table1 as table1_stage
 
 FIXTURE = Path(__file__).parent / "fixtures" / "framenet"

@@ -10,14 +10,15 @@ import pandas as pd
 import pytest
 import torch
 
-from pipeline.errors import PipelineError
-from pipeline.patterns import CLASSES
-from pipeline.patterns.annotate import AnnotationSession, MapView, make_server
-from pipeline.patterns.cnn import TrainSettings, resize_many
-from pipeline.patterns.features import map_features, special_mask
-from pipeline.patterns.fit import ClassifierSettings, fit_and_evaluate
-from pipeline.patterns.heuristic import Thresholds, heuristic_labels
-from pipeline.patterns.labels import (
+from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.annotate import AnnotationSession, MapView, make_server
+from pipeline.kovaleva.patterns.cnn import TrainSettings, resize_many
+from pipeline.kovaleva.patterns.features import map_features, special_mask
+from pipeline.kovaleva.patterns.fit import ClassifierSettings, fit_and_evaluate
+from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.labels import (
     MapId,
     append_label,
     check_in_store,
@@ -26,8 +27,7 @@ from pipeline.patterns.labels import (
     merge_labels,
     read_labels,
 )
-from pipeline.patterns.maps import label_by_heuristic, load_maps
-from pipeline.store import AttentionStore, TokenInfo, write_attention
+from pipeline.kovaleva.patterns.maps import label_by_heuristic, load_maps
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -355,8 +355,8 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
     """patterns_sample -> patterns_train (shipped + human labels) -> patterns_apply (micro)."""
     from omegaconf import OmegaConf
 
-    from pipeline.params import compose_params
-    from pipeline.stage import StageRun
+    from pipeline.core.params import compose_params
+    from pipeline.core.stage import StageRun
     from stages import patterns_apply, patterns_sample, patterns_train
 
     rng = np.random.default_rng(4)

@@ -8,8 +8,8 @@ import json
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from pipeline.io import save_figure, write_json, write_table
-from pipeline.report import render_report, stage_order
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.report.html import render_report, stage_order
 
 
 def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):

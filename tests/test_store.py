@@ -7,11 +7,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import store as store_module
-from pipeline.config import load_task
-from pipeline.dump import _segments, tokenize_examples
-from pipeline.errors import PipelineError
-from pipeline.store import (
+from pipeline.attention import store as store_module
+from pipeline.attention.dump import _segments, tokenize_examples
+from pipeline.attention.store import (
     AttentionStore,
     AttentionWriter,
     TokenInfo,
@@ -19,6 +17,8 @@ from pipeline.store import (
     quantize_rows,
     write_attention,
 )
+from pipeline.core.config import load_task
+from pipeline.core.errors import PipelineError
 
 SHAPE = (3, 4)  # layers, heads
 SETTINGS = dict(model_id="tiny", num_layers=3, num_heads=4, config_hash="abc123")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.params import compose_params
-from pipeline.stage import StageRun
+from pipeline.core.params import compose_params
+from pipeline.core.stage import StageRun
 from stages import prepare
 
 REPO = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from pipeline.clark.words import piece_groups
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 GAP_COLUMNS = (
     "Text",

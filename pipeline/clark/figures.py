@@ -13,7 +13,7 @@ import seaborn as sns
 from pipeline.clark.attend import TARGETS
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.syntax import ALL
-from pipeline.heads import head_name, numbered_from_one
+from pipeline.core.heads import head_name, numbered_from_one
 
 TARGET_TITLES = {
     "cls": "[CLS]",

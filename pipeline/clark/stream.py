@@ -9,9 +9,9 @@ import torch
 from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.attention.engine import HeadControl, crop_maps, model_shape
 from pipeline.clark.words import piece_groups, word_maps
-from pipeline.data import collate
-from pipeline.engine import HeadControl, crop_maps, model_shape
+from pipeline.data.encoding import collate
 
 Encoding = dict[str, list[int]]
 
@@ -26,7 +26,7 @@ def stream_maps(
 ) -> Iterator[tuple[int, torch.Tensor]]:
     """(index, maps float [L, H, n, n]) for every encoding, in batches of similar length.
 
-    The model must be attached to the engine (pipeline.engine.attach). Examples come in
+    The model must be attached to the engine (pipeline.attention.engine.attach). Examples come in
     length order, not input order; the index says which one each is.
     """
     num_layers, _ = model_shape(model)

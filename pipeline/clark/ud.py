@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.errors import PipelineError
-from pipeline.models import resolve_location
+from pipeline.core.errors import PipelineError
+from pipeline.models.loading import resolve_location
 
 
 def _read_text(path: Path, wanted: set[str]) -> tuple[dict[str, int], np.ndarray]:

