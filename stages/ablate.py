@@ -52,7 +52,7 @@ def importance_rows(stage: StageRun, task: TaskSpec, tokenizer) -> tuple[list, n
     frame = read_split(stage.data(), task.name, "train").head(settings.importance_examples)
     labels = frame["label"].to_numpy()
     check_labels(task, labels, f"{task.name} train")
-    return encode(tokenizer, task, frame, stage.cfg.finetune.max_length), labels
+    return encode(tokenizer, task, frame, stage.cfg.shared.max_length), labels
 
 
 def run(stage: StageRun) -> None:
@@ -69,7 +69,7 @@ def run(stage: StageRun) -> None:
     frame = frame if settings.num_examples is None else frame.head(settings.num_examples)
     labels = frame["label"].to_numpy()
     check_labels(task, labels, f"{task.name} {task.eval_split}")
-    rows = encode(tokenizer, task, frame, cfg.finetune.max_length)
+    rows = encode(tokenizer, task, frame, cfg.shared.max_length)
     pad_id = tokenizer.pad_token_id
     log.info("%s: %d dev examples, model %d layers x %d heads", task.name, len(rows), *shape)
 

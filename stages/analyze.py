@@ -56,7 +56,7 @@ def headline(cosine: pd.DataFrame, received: pd.DataFrame, cls: pd.DataFrame) ->
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.analysis
+    cfg, settings = stage.cfg, stage.cfg.analyze
     task = TaskSpec.from_config(cfg.task).name
     store = AttentionStore(
         stage.upstream("attention", f"{task}.parquet"), expect_model=cfg.model.name

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 
 def load_split(cfg: DictConfig, split: str, limit: int | None) -> list[GapExample]:
-    folder = Path(cfg.clark.coref.dir or shared_data_dir(cfg) / "gap_coreference")
+    folder = Path(cfg.clark_coref.dir or shared_data_dir(cfg) / "gap_coreference")
     examples = read_gap(folder / f"gap-{split}.tsv")
     if limit is not None and limit < len(examples):
         chosen = np.random.default_rng(cfg.seed).choice(len(examples), size=limit, replace=False)
@@ -80,7 +80,7 @@ def score_heads(
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.clark.coref
+    cfg, settings = stage.cfg, stage.cfg.clark_coref
     model, tokenizer = load_attached_encoder(cfg)
     select, _, n_select = score_heads(
         model,

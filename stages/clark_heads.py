@@ -48,7 +48,7 @@ def headline(targets: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, float]:
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.clark.heads
+    cfg, settings = stage.cfg, stage.cfg.clark_heads
     task = cfg.task.name
     store = AttentionStore(
         stage.upstream("attention", f"{task}.parquet"), expect_model=cfg.model.name

@@ -46,13 +46,13 @@ def treebank_file(folder: Path, split: str) -> Path:
 
 
 def load_split(cfg: DictConfig, split: str, limit: int | None) -> list[Sentence]:
-    folder = Path(cfg.clark.ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
-    sentences = read_conllu(treebank_file(folder, split), cfg.clark.ud.strip_subtypes)
+    folder = Path(cfg.clark_syntax.ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
+    sentences = read_conllu(treebank_file(folder, split), cfg.clark_syntax.ud.strip_subtypes)
     return sample(sentences, limit, cfg.seed)
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.clark.ud
+    cfg, settings = stage.cfg, stage.cfg.clark_syntax.ud
     splits = {
         "train": load_split(cfg, "train", settings.train_sentences),
         "dev": load_split(cfg, "dev", settings.dev_sentences),
@@ -63,9 +63,9 @@ def run(stage: StageRun) -> None:
     offsets = [o for o in range(-settings.max_offset, settings.max_offset + 1) if o != 0]
 
     vectors = None
-    if cfg.clark.probe.word_vectors:
+    if cfg.clark_syntax.probe.word_vectors:
         vocabulary = {w for sentences in splits.values() for s in sentences for w in s.words}
-        vectors = WordVectors(cfg.clark.probe.word_vectors, vocabulary)
+        vectors = WordVectors(cfg.clark_syntax.probe.word_vectors, vocabulary)
     counts: dict[str, HeadCounts] = {}
     probe_data: dict[str, list[ProbeExample]] = {}
     words_data: dict[str, list[ProbeExample]] = {}
@@ -91,7 +91,7 @@ def run(stage: StageRun) -> None:
         )
 
     table = select_and_report(counts["train"], counts["dev"], settings.min_count)
-    probe_cfg = cfg.clark.probe
+    probe_cfg = cfg.clark_syntax.probe
     uas = {}
     for name, data in (("probe", probe_data), ("probe_words", words_data)):
         if data["train"]:

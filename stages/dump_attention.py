@@ -41,11 +41,11 @@ def load_variant(
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.dump
+    cfg, settings = stage.cfg, stage.cfg.dump_attention
     task = TaskSpec.from_config(cfg.task)
     tokenizer = load_tokenizer(cfg.model)
     frame = read_split(stage.data(), task.name, task.eval_split).head(settings.num_examples)
-    examples = tokenize_examples(tokenizer, task, frame, cfg.finetune.max_length)
+    examples = tokenize_examples(tokenizer, task, frame, cfg.shared.max_length)
     models = {variant: load_variant(stage, variant, tokenizer) for variant in VARIANTS}
     shapes = {variant: model_shape(model) for variant, model in models.items()}
     if len(set(shapes.values())) > 1:
@@ -59,7 +59,7 @@ def run(stage: StageRun) -> None:
         model_id=cfg.model.name,
         num_layers=num_layers,
         num_heads=num_heads,
-        config_hash=config_hash(cfg.model, settings, cfg.finetune.max_length, task.name),
+        config_hash=config_hash(cfg.model, settings, cfg.shared.max_length, task.name),
         quantize=settings.quantize,
         row_group_bytes=int(settings.row_group_mib * 2**20),
     ) as writer:

@@ -36,8 +36,8 @@ def run(stage: StageRun) -> None:
     train_labels, eval_labels = train_frame["label"].to_numpy(), eval_frame["label"].to_numpy()
     check_labels(task, train_labels, f"{task.name} train")
     check_labels(task, eval_labels, f"{task.name} {task.eval_split}")
-    train_rows = encode(tokenizer, task, train_frame, settings.max_length)
-    eval_rows = encode(tokenizer, task, eval_frame, settings.max_length)
+    train_rows = encode(tokenizer, task, train_frame, cfg.shared.max_length)
+    eval_rows = encode(tokenizer, task, eval_frame, cfg.shared.max_length)
     train_settings = TrainSettings(
         epochs=settings.epochs,
         batch_size=settings.batch_size,

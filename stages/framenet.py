@@ -64,7 +64,7 @@ def encode_sentences(tokenizer, sentences: list[FrameSentence]) -> list[Example]
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.analysis.framenet
+    cfg, settings = stage.cfg, stage.cfg.framenet
     torch.manual_seed(cfg.seed)
     sentences = load_sentences(stage, settings.num_sentences, cfg.seed)
     model, tokenizer = load_attached_encoder(cfg)

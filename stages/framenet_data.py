@@ -30,7 +30,7 @@ def filter_rule(settings) -> FilterRule:
 
 
 def run(stage: StageRun) -> None:
-    settings = stage.cfg.analysis.framenet
+    settings = stage.cfg.framenet
     source = shared_data_dir(stage.cfg) / Path(settings.source)  # an absolute source wins
     sentences = read_sentences(source, filter_rule(settings))
     lines = "".join(json.dumps(to_record(s), sort_keys=True) + "\n" for s in sentences)

@@ -260,7 +260,7 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, token
             "paths": {"outputs": str(tmp_path / "outputs"), "data": str(tmp_path / "data")},
             "model": tiny_model_cfg,
             "task": OmegaConf.load(CONF_DIR / "task" / "rte.yaml"),
-            "finetune": {"max_length": 32},
+            "shared": {"max_length": 32},
             "ablate": OmegaConf.load(CONF_DIR / "ablate" / "default.yaml"),
         }
     )

@@ -44,7 +44,7 @@ def test_paper_profile_has_the_papers_settings():
     cfg = OmegaConf.create(compose_params(["experiment=paper"]))
     assert cfg.model.name_or_path == "bert-base-uncased"
     assert sorted(cfg.tasks) == sorted(["mrpc", "stsb", "sst2", "qqp", "rte", "qnli", "mnli"])
-    assert (cfg.finetune.batch_size, cfg.finetune.epochs, cfg.finetune.max_length) == (32, 3, 128)
+    assert (cfg.finetune.batch_size, cfg.finetune.epochs, cfg.shared.max_length) == (32, 3, 128)
     assert (cfg.finetune.learning_rate, cfg.finetune.warmup_ratio, cfg.seed) == (5e-5, 0.1, 42)
 
 
@@ -197,7 +197,7 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     overrides = ["experiment=micro", "task=stsb", "tasks=[stsb]", f"paths.data={tmp_path}/data"]
     cfg = OmegaConf.create(compose_params(overrides))
     cfg.paths.shared_data = str(shared_data)
-    cfg.finetune.max_length = 32
+    cfg.shared.max_length = 32
     prepare.run(StageRun(cfg=cfg, out_root=tmp_path / "out", under_dvc=True))
     finetune.run(StageRun(cfg=cfg, out_root=tmp_path / "out", under_dvc=False))
     metrics = json.loads((tmp_path / "out/metrics/finetune/stsb.json").read_text())
