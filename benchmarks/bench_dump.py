@@ -26,10 +26,11 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.attention.dump import Example, dump_variant, length_batches, tokenize_examples
+from pipeline.attention.dump import Example, dump_variant, tokenize_examples
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.store import AttentionStore, AttentionWriter
 from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import read_local_split, read_split
 from pipeline.models.loading import load_encoder, load_tokenizer
@@ -59,7 +60,7 @@ def dump_store(model, examples: list[Example], task: str, path: Path, pad_id: in
     with AttentionWriter(path, **settings, quantize=quantize) as writer:
         dump_variant(
             model, examples, writer, "pretrained", task,
-            batch_size=BATCH_SIZE, pad_id=pad_id, device="cpu",
+            batch_size=BATCH_SIZE, pad_id=pad_id,
         )  # fmt: skip
 
 
@@ -67,7 +68,8 @@ def dump_store(model, examples: list[Example], task: str, path: Path, pad_id: in
 def dump_naive(eager, examples: list[Example], folder: Path, pad_id: int) -> None:
     """The baseline: eager attention for all layers, one float32 .npy file per example."""
     folder.mkdir(parents=True, exist_ok=True)
-    for batch in length_batches(examples, BATCH_SIZE):
+    for chosen in length_batches([len(e.row["input_ids"]) for e in examples], BATCH_SIZE):
+        batch = [examples[i] for i in chosen]
         attentions = eager(
             **collate([e.row for e in batch], pad_id), output_attentions=True
         ).attentions

@@ -32,6 +32,7 @@ from pipeline.core.config import shared_data_dir
 from pipeline.core.heads import head_name
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_attached_encoder
 
 log = logging.getLogger(__name__)
@@ -40,10 +41,7 @@ log = logging.getLogger(__name__)
 def load_split(cfg: DictConfig, split: str, limit: int | None) -> list[GapExample]:
     folder = Path(cfg.clark_coref.dir or shared_data_dir(cfg) / "gap_coreference")
     examples = read_gap(folder / f"gap-{split}.tsv")
-    if limit is not None and limit < len(examples):
-        chosen = np.random.default_rng(cfg.seed).choice(len(examples), size=limit, replace=False)
-        examples = [examples[i] for i in sorted(chosen)]
-    return examples
+    return [examples[i] for i in seeded_subset(len(examples), limit, cfg.seed)]
 
 
 def score_heads(

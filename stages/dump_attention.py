@@ -72,7 +72,6 @@ def run(stage: StageRun) -> None:
                 task.name,
                 batch_size=settings.batch_size,
                 pad_id=tokenizer.pad_token_id,
-                device=model.device,
             )
     seconds = time.perf_counter() - started
     lengths = np.array([len(e.tokens) for e in examples])

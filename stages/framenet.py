@@ -18,11 +18,14 @@ import torch
 from omegaconf import OmegaConf
 from tqdm import tqdm
 
-from pipeline.attention.dump import Example, attention_maps, length_batches
+from pipeline.attention.capture import capture_maps
+from pipeline.attention.dump import Example
 from pipeline.attention.store import TokenInfo
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.batching import length_batches
+from pipeline.data.sampling import seeded_subset
 from pipeline.kovaleva.framenet import FrameSentence, from_record, piece_indices
 from pipeline.kovaleva.measures import frame_score, mean_over_examples
 from pipeline.kovaleva.tables import grid_table, head_frame
@@ -37,9 +40,7 @@ def load_sentences(stage: StageRun, limit: int | None, seed: int) -> list[FrameS
     if not path.exists():
         raise PipelineError(f"{path} not found; run the framenet_data stage first")
     sentences = [from_record(json.loads(line)) for line in path.read_text().splitlines()]
-    if limit is not None and limit < len(sentences):
-        keep = np.random.default_rng(seed).choice(len(sentences), size=limit, replace=False)
-        sentences = [sentences[i] for i in sorted(keep)]
+    sentences = [sentences[i] for i in seeded_subset(len(sentences), limit, seed)]
     return sentences
 
 
@@ -72,11 +73,12 @@ def run(stage: StageRun) -> None:
 
     per_sentence: dict[int, np.ndarray] = {}  # sentence index -> [L, H]
     maps_of: dict[int, np.ndarray] = {}  # sentence index -> [L, H, n, n]
-    batches = list(length_batches(examples, settings.batch_size))
-    for batch in tqdm(batches, desc="framenet: pre-trained attention", unit="batch"):
-        for example, maps in zip(
-            batch, attention_maps(model, batch, tokenizer.pad_token_id, model.device), strict=True
-        ):
+    lengths = [len(example.row["input_ids"]) for example in examples]
+    batches = length_batches(lengths, settings.batch_size)
+    for chosen in tqdm(batches, desc="framenet: pre-trained attention", unit="batch"):
+        batch = [examples[i] for i in chosen]
+        captured = capture_maps(model, [e.row for e in batch], tokenizer.pad_token_id)
+        for example, maps in zip(batch, (m.numpy() for m in captured), strict=True):
             sentence, info = sentences[example.example_id], example.tokens
             special = info.word_ids < 0
             fe = piece_indices(info.offsets, special, sentence.core_fes)

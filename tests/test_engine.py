@@ -19,7 +19,6 @@ from transformers.models.bert.modeling_bert import BertSelfAttention
 from pipeline.attention.engine import (
     HeadControl,
     attach,
-    crop_maps,
     engine_attention,
     head_mask,
     model_shape,
@@ -30,6 +29,11 @@ from pipeline.data.encoding import collate
 
 LENGTHS = [9, 5, 7]  # real lengths of the test batch (padded to 9)
 ATOL = 1e-6
+
+
+def crop_maps(maps: torch.Tensor, lengths: list[int]) -> list[torch.Tensor]:
+    """Cut a batch of maps [B, H, T, T] to each example's real length: B x [H, n, n]."""
+    return [maps[i, :, :n, :n] for i, n in enumerate(lengths)]
 
 
 def tiny_config(cls=BertConfig, **extra):

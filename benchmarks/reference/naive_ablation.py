@@ -24,8 +24,9 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedModel
 
 from pipeline.attention.engine import Mode, model_shape
+from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import Rows, length_batches
+from pipeline.michel.ablation import Rows, row_lengths
 
 
 def _disable_heads_hook(
@@ -71,9 +72,9 @@ def naive_sweep(
     layers = eager.base_model.encoder.layer
     batches = [
         collate([rows[i] for i in chosen], pad_id, model.device)
-        for chosen in length_batches(rows, batch_size)
+        for chosen in length_batches(row_lengths(rows), batch_size)
     ]
-    order = [i for chosen in length_batches(rows, batch_size) for i in chosen]
+    order = [i for chosen in length_batches(row_lengths(rows), batch_size) for i in chosen]
     current: dict[str, torch.Tensor] = {}  # the batch being run, read by the hooks
 
     def run(disabled: torch.Tensor) -> np.ndarray:  # disabled: bool [L, H]

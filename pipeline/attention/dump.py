@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,11 +11,12 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.engine import HeadControl, model_shape, require_attached
+from pipeline.attention.capture import capture_maps
 from pipeline.attention.store import AttentionWriter, TokenInfo
 from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
-from pipeline.data.encoding import collate, encode
+from pipeline.data.batching import length_batches
+from pipeline.data.encoding import encode
 
 
 @dataclass(frozen=True)
@@ -81,38 +82,6 @@ def tokenize_examples(
     return examples
 
 
-@torch.no_grad()
-def attention_maps(
-    model: PreTrainedModel,
-    examples: Sequence[Example],
-    pad_id: int,
-    device: torch.device | str,
-    dtype: torch.dtype = torch.float32,
-) -> list[np.ndarray]:
-    """One forward pass over `examples`; per example maps [layers, heads, n, n] of `dtype`.
-
-    `model` must be attached to the engine (pipeline.attention.engine.attach).
-    """
-    require_attached(model)
-    num_layers, _ = model_shape(model)
-    control = HeadControl(capture=range(num_layers))
-    batch = collate([e.row for e in examples], pad_id, device)  # input_ids etc. [B, T]
-    model(**batch, head_control=control)
-    maps = torch.stack(
-        [control.maps[layer] for layer in range(num_layers)], dim=1
-    )  # [B, L, H, T, T]
-    maps = maps.to(dtype)
-    lengths = [len(e.row["input_ids"]) for e in examples]
-    return [m[..., :n, :n].cpu().numpy() for m, n in zip(maps, lengths, strict=True)]
-
-
-def length_batches(examples: Sequence[Example], batch_size: int) -> Iterator[list[Example]]:
-    """Batches of similar length (longest first), so padding stays small."""
-    order = sorted(examples, key=lambda e: -len(e.row["input_ids"]))
-    for start in range(0, len(order), batch_size):
-        yield order[start : start + batch_size]
-
-
 def dump_variant(
     model: PreTrainedModel,
     examples: Sequence[Example],
@@ -122,7 +91,6 @@ def dump_variant(
     *,
     batch_size: int,
     pad_id: int,
-    device: torch.device | str,
     window: int = 128,
 ) -> None:
     """Write every map of `model` on `examples` (sorted by id) into `writer`.
@@ -136,10 +104,12 @@ def dump_variant(
         for start in range(0, len(examples), window):
             chunk = examples[start : start + window]
             maps: dict[int, np.ndarray] = {}
-            for batch in length_batches(chunk, batch_size):
-                batch_maps = attention_maps(model, batch, pad_id, device, dtype)
+            lengths = [len(e.row["input_ids"]) for e in chunk]
+            for chosen in length_batches(lengths, batch_size):
+                batch = [chunk[i] for i in chosen]
+                batch_maps = capture_maps(model, [e.row for e in batch], pad_id, dtype)
                 for example, example_maps in zip(batch, batch_maps, strict=True):
-                    maps[example.example_id] = example_maps
+                    maps[example.example_id] = example_maps.numpy()
                 progress.update(len(batch))
             for example in chunk:
                 writer.add(

@@ -226,8 +226,3 @@ def check_head(shape: tuple[int, int], layer: int, head: int) -> None:
             f"layer {layer}, head {head} is out of range: the model has {num_layers} layers "
             f"x {num_heads} heads (0-based)"
         )
-
-
-def crop_maps(maps: torch.Tensor, lengths: Sequence[int]) -> list[torch.Tensor]:
-    """Cut a batch of maps [B, H, T, T] to each example's real length: B x [H, n, n]."""
-    return [maps[i, :, :n, :n] for i, n in enumerate(lengths)]

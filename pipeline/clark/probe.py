@@ -24,7 +24,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline.clark.ud import Sentence
-from pipeline.data.encoding import length_grouped_order
+from pipeline.data.batching import length_grouped_order
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,9 @@ import torch
 from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.engine import HeadControl, crop_maps, model_shape
+from pipeline.attention.capture import Encoding, capture_maps
 from pipeline.clark.words import piece_groups, word_maps
-from pipeline.data.encoding import collate
-
-Encoding = dict[str, list[int]]
+from pipeline.data.batching import length_batches
 
 
 @torch.no_grad()
@@ -29,17 +27,10 @@ def stream_maps(
     The model must be attached to the engine (pipeline.attention.engine.attach). Examples come in
     length order, not input order; the index says which one each is.
     """
-    num_layers, _ = model_shape(model)
-    order = sorted(range(len(encodings)), key=lambda i: len(encodings[i]["input_ids"]))
-    for start in tqdm(range(0, len(order), batch_size), desc=desc, unit="batch"):
-        chosen = order[start : start + batch_size]
-        batch = collate([encodings[i] for i in chosen], pad_id, model.device)
-        control = HeadControl(capture=range(num_layers))
-        model(**batch, head_control=control)
-        stacked = torch.cat([control.maps[layer] for layer in range(num_layers)], 1)  # [B,L*H,T,T]
-        lengths = [len(encodings[i]["input_ids"]) for i in chosen]
-        for index, maps in zip(chosen, crop_maps(stacked.float().cpu(), lengths), strict=True):
-            yield index, maps.unflatten(0, (num_layers, -1))  # [L, H, n, n]
+    lengths = [len(encoding["input_ids"]) for encoding in encodings]
+    for chosen in tqdm(length_batches(lengths, batch_size), desc=desc, unit="batch"):
+        maps = capture_maps(model, [encodings[i] for i in chosen], pad_id)
+        yield from zip(chosen, maps, strict=True)
 
 
 def encode_words(

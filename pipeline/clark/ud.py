@@ -6,9 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from pipeline.core.errors import PipelineError
+from pipeline.data.sampling import seeded_subset
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,4 @@ def _sentence(sent_id: str, rows: list[list[str]], strip_subtypes: bool) -> Sent
 
 def sample(sentences: list[Sentence], limit: int | None, seed: int) -> list[Sentence]:
     """At most `limit` sentences drawn at random (all, in file order, when limit is None)."""
-    if limit is None or limit >= len(sentences):
-        return list(sentences)
-    chosen = np.random.default_rng(seed).choice(len(sentences), size=limit, replace=False)
-    return [sentences[i] for i in sorted(chosen)]
+    return [sentences[i] for i in seeded_subset(len(sentences), limit, seed)]

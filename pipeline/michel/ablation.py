@@ -32,12 +32,18 @@ from pipeline.attention.engine import HeadControl, Mode, head_mask, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import TaskSpec
 from pipeline.core.heads import head_name, layer_name
+from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
 from pipeline.models.metrics import task_metrics
 
 log = logging.getLogger(__name__)
 
 Rows = Sequence[dict[str, list[int]]]
+
+
+def row_lengths(rows: Rows) -> list[int]:
+    """The length in word pieces of each encoded row."""
+    return [len(row["input_ids"]) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -76,12 +82,6 @@ class SweepResult:
     ablations: list[Ablation]
     baseline: np.ndarray  # [N, C]
     logits: np.ndarray  # [A, N, C]
-
-
-def length_batches(rows: Rows, batch_size: int) -> list[list[int]]:
-    """Row indices in batches of similar length (longest first), for little padding."""
-    order = sorted(range(len(rows)), key=lambda i: -len(rows[i]["input_ids"]))
-    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def plan_chunks(batch_bytes: Sequence[int], budget_bytes: int) -> list[list[int]]:
@@ -129,7 +129,7 @@ def sweep(
     device = model.device
     itemsize = model.dtype.itemsize
 
-    batches = length_batches(rows, batch_size)
+    batches = length_batches(row_lengths(rows), batch_size)
     batch_bytes = [  # the cache of one batch: L hidden states [B, T, D]
         len(b) * len(rows[b[0]]["input_ids"]) * config.hidden_size * shape[0] * itemsize
         for b in batches

@@ -31,8 +31,9 @@ from tqdm.auto import tqdm
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import TaskSpec
+from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import Rows, length_batches, task_loss
+from pipeline.michel.ablation import Rows, row_lengths, task_loss
 from pipeline.models.metrics import task_metrics
 
 
@@ -61,7 +62,7 @@ def head_importance(
     keep = (~pruned).to(model.dtype).to(model.device)  # [L, H]
     scores = torch.zeros(shape, dtype=torch.float64)
     logits = torch.zeros(len(rows), task.num_labels)  # [N, C]
-    for chosen in length_batches(rows, batch_size):
+    for chosen in length_batches(row_lengths(rows), batch_size):
         batch = collate([rows[i] for i in chosen], pad_id, model.device)
         gold = torch.as_tensor(labels[chosen], device=model.device)
         gate = keep.expand(len(chosen), *shape).clone().requires_grad_(True)  # [B, L, H]
@@ -82,7 +83,7 @@ def gated_logits(
     model = layerwise.model
     gate = (~pruned).to(model.dtype).to(model.device)  # [L, H]
     logits = torch.zeros(len(rows), model.config.num_labels)  # [N, C]
-    for chosen in length_batches(rows, batch_size):
+    for chosen in length_batches(row_lengths(rows), batch_size):
         hidden, mask = layerwise.embed(collate([rows[i] for i in chosen], pad_id, model.device))
         logits[chosen] = layerwise.logits(hidden, mask, control=HeadControl(gate=gate)).cpu()
     return logits.numpy()

@@ -18,7 +18,7 @@ from transformers import PreTrainedModel, get_linear_schedule_with_warmup
 
 from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
-from pipeline.data.encoding import batches, length_grouped_order
+from pipeline.data.batching import batches, length_grouped_order
 from pipeline.models.metrics import task_metrics
 
 log = logging.getLogger(__name__)

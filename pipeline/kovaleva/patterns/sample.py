@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 
 from pipeline.attention.store import AttentionStore
+from pipeline.data.sampling import seeded_subset
 from pipeline.kovaleva.patterns.heuristic import Thresholds
 from pipeline.kovaleva.patterns.labels import MapId
 from pipeline.kovaleva.patterns.maps import label_by_heuristic
@@ -22,8 +22,7 @@ def sample_map_ids(
     examples = store.example_ids(variant, task)
     per_example = store.num_layers * store.num_heads
     total = len(examples) * per_example
-    rng = np.random.default_rng(seed)
-    picks = rng.choice(total, size=min(count, total), replace=False)
+    picks = seeded_subset(total, count, seed)
     ids = [
         MapId(
             variant,
