@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import shutil
@@ -16,10 +17,12 @@ from typing import Any
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside `target`; rename it onto `target` if the block succeeds.
 
-    Works for files and folders. A failure (or a killed process) leaves `target` as it was.
+    Works for files and folders. A failure (or a killed process) leaves `target` as it was;
+    the temporaries a killed writer left beside it are removed here, by the next write.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(target)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -34,6 +37,15 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
         elif tmp.exists():
             tmp.unlink()
+
+
+def remove_stale_temporaries(target: Path) -> None:
+    """Delete `.<name>.*.tmp` files and folders beside `target` (left by a killed writer)."""
+    for stale in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -14,14 +14,18 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError
+from pipeline.core.io import write_json
+from pipeline.core.schema import Config
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +83,17 @@ def check_overrides(args: list[str]) -> None:
                 check_option(key, option)
 
 
+def _typed(cfg: DictConfig, where: str) -> DictConfig:
+    """`cfg` checked against the schema (pipeline/core/schema.py); a wrong type or unknown key
+    fails in one line naming it."""
+    try:
+        return OmegaConf.merge(OmegaConf.structured(Config), cfg)
+    except OmegaConfBaseException as error:
+        key = getattr(error, "full_key", None) or "?"
+        reason = str(error).splitlines()[0]
+        raise PipelineError(f"{where}: bad value for `{key}`: {reason}") from error
+
+
 def _load_dvc_config(task: str | None) -> DictConfig:
     params = Path("params.yaml")
     if not params.exists():
@@ -89,10 +104,29 @@ def _load_dvc_config(task: str | None) -> DictConfig:
     cfg = OmegaConf.load(params)
     if task is not None:
         check_option("task", task)
-        spec = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
         with open_dict(cfg):
-            cfg.task = spec
-    return cfg
+            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+    return _typed(cfg, f"params.yaml (task {task})" if task else "params.yaml")
+
+
+def _stage_name() -> str:
+    """`ablate` for `python -m stages.ablate`."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    return spec.name.rpartition(".")[2] if spec else Path(sys.argv[0]).stem
+
+
+def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
+    """Run the stage; log its wall time and write it to timings/<stage>[/<task>].json.
+
+    Timings stay out of the metrics files, so `dvc metrics diff` of two identical runs is empty.
+    """
+    started = time.perf_counter()
+    run(stage)
+    seconds = round(time.perf_counter() - started, 1)
+    name = _stage_name()
+    log.info("%s%s took %.1f s", name, f"@{task}" if task else "", seconds)
+    where = ("timings", name, f"{task}.json") if task else ("timings", f"{name}.json")
+    write_json(stage.out(*where), {"stage": name, "task": task, "seconds": seconds})
 
 
 def _report(error: PipelineError) -> None:
@@ -106,8 +140,9 @@ def stage_main(run: StageFn) -> None:
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
         try:
-            cfg = _load_dvc_config(args[1] if len(args) > 1 else None)
-            run(StageRun(cfg=cfg, out_root=Path(cfg.paths.outputs), under_dvc=True))
+            task = args[1] if len(args) > 1 else None
+            cfg = _load_dvc_config(task)
+            _timed(run, StageRun(cfg=cfg, out_root=Path(cfg.paths.outputs), under_dvc=True), task)
         except PipelineError as error:
             _report(error)
         return
@@ -124,7 +159,7 @@ def stage_main(run: StageFn) -> None:
     def hydra_job(cfg: DictConfig) -> None:
         out_root = Path(HydraConfig.get().runtime.output_dir)
         try:
-            run(StageRun(cfg=cfg, out_root=out_root, under_dvc=False))
+            _timed(run, StageRun(cfg=cfg, out_root=out_root, under_dvc=False), None)
         except PipelineError as error:
             _report(error)
 

@@ -1,0 +1,296 @@
+"""The typed shape of every config group: dataclasses registered in Hydra's ConfigStore.
+
+`conf/config.yaml` starts from the `config_schema` node stored here, so every YAML value is
+checked against these types when Hydra composes (under `dvc exp run -S`, `dvc repro`'s
+params.yaml, a Hydra app or a test): a wrong type or an unknown key fails at composition,
+naming the key (`finetune.epochs=three` -> "Value 'three' of type 'str' could not be
+converted to Integer ... full_key: finetune.epochs"). Choices with a fixed set of values are
+enums, so a misspelt choice fails the same way.
+
+DVC composes params.yaml in its own process; it imports this module through the Hydra plugin
+in `pipeline/core/hydra_plugins/` (see `.dvc/config`, `hydra.plugins_path`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+# Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
+# ruff: noqa: UP045
+
+
+class GlueSource(StrEnum):
+    local = "local"  # the classic glue_data folder
+    hub = "hub"  # nyu-mll/glue through `datasets`
+
+
+class Quantize(StrEnum):
+    none = "none"  # float16, lossless
+    uint8 = "uint8"  # 8-bit codes with a per-row float16 scale
+
+
+class DisableMode(StrEnum):
+    uniform = "uniform"  # a disabled head attends uniformly (Kovaleva et al.)
+    zero = "zero"  # a disabled head outputs zeros (Michel et al.)
+
+
+class ImportanceSplit(StrEnum):
+    train = "train"
+    eval = "eval"
+
+
+class LabelSource(StrEnum):
+    annotations = "annotations"  # data/annotations/<model.name>/
+    heuristic = "heuristic"  # a fresh sample of this run's dumps, labelled by the rule
+
+
+class Variant(StrEnum):
+    pretrained = "pretrained"
+    finetuned = "finetuned"
+
+
+@dataclass
+class PathsConfig:
+    shared_data: str = "../shared/data"
+    glue_dir: Optional[str] = None
+    data: str = "data"
+    outputs: str = "outputs"
+
+
+@dataclass
+class ModelConfig:
+    name: str = MISSING
+    name_or_path: Optional[str] = None  # hub id, local folder or pkg://package/folder
+    tokenizer: Optional[str] = None  # defaults to name_or_path
+    random_config: Optional[dict[str, Any]] = None  # a BertConfig built on the spot
+
+
+@dataclass
+class LocalGlueLayout:
+    folder: str = MISSING
+    files: dict[str, str] = MISSING  # split -> file name
+    header: bool = True
+    columns: dict[str, Any] = MISSING  # column -> header name or 0-based position
+
+
+@dataclass
+class TaskConfig:
+    name: str = MISSING
+    hub_config: str = MISSING
+    text_columns: list[str] = MISSING
+    label_names: Optional[list[str]] = None  # None: regression
+    is_regression: bool = False
+    metrics: list[str] = MISSING
+    main_metric: str = MISSING
+    eval_split: str = "validation"
+    local: LocalGlueLayout = field(default_factory=LocalGlueLayout)
+
+
+@dataclass
+class SharedConfig:
+    max_length: int = MISSING  # word pieces per GLUE example (finetune, dump_attention, ablate)
+
+
+@dataclass
+class PrepareConfig:
+    source: GlueSource = GlueSource.local
+    max_train_rows: Optional[int] = None
+    max_eval_rows: Optional[int] = None
+
+
+@dataclass
+class Baselines:
+    pretrained_no_finetune: bool = True
+    random_init: bool = True
+
+
+@dataclass
+class FinetuneConfig:
+    epochs: int = MISSING
+    batch_size: int = MISSING
+    eval_batch_size: int = MISSING
+    learning_rate: float = MISSING
+    warmup_ratio: float = MISSING
+    weight_decay: float = MISSING
+    grad_clip: float = MISSING
+    log_every: int = MISSING
+    baselines: Baselines = field(default_factory=Baselines)
+
+
+@dataclass
+class DumpAttentionConfig:
+    num_examples: Optional[int] = MISSING
+    batch_size: int = MISSING
+    quantize: Quantize = Quantize.none
+    row_group_mib: int = MISSING
+
+
+@dataclass
+class PatternSample:
+    maps_per_task: int = MISSING
+    variant: Variant = Variant.finetuned
+
+
+@dataclass
+class PatternRule:
+    mixed: float = MISSING
+    dominant: float = MISSING
+    block: float = MISSING
+
+
+@dataclass
+class PatternClassifier:
+    input_size: int = MISSING
+    channels: list[int] = MISSING
+    val_fraction: float = MISSING
+    epochs: int = MISSING
+    batch_size: int = MISSING
+    learning_rate: float = MISSING
+    threads: int = MISSING
+
+
+@dataclass
+class PatternsConfig:
+    num_examples: Optional[int] = MISSING
+    labels: LabelSource = LabelSource.annotations
+    sample: PatternSample = field(default_factory=PatternSample)
+    heuristic: PatternRule = field(default_factory=PatternRule)
+    classifier: PatternClassifier = field(default_factory=PatternClassifier)
+
+
+@dataclass
+class AblateConfig:
+    num_examples: Optional[int] = MISSING
+    mode: DisableMode = DisableMode.uniform
+    batch_size: int = MISSING
+    ablations_per_pass: int = MISSING
+    cache_budget_mb: int = MISSING
+    importance_split: ImportanceSplit = ImportanceSplit.train
+    importance_examples: Optional[int] = MISSING
+    prune_step: float = MISSING
+    prune_keep: float = MISSING
+
+
+@dataclass
+class TokenTypeRule:
+    pos: list[str] = field(default_factory=list)  # coarse POS tags
+    dep: list[str] = field(default_factory=list)  # dependency labels
+    lower: list[str] = field(default_factory=list)  # lower-cased words
+
+
+@dataclass
+class GridConfig:
+    variant: Variant = Variant.finetuned
+    max_tokens: int = MISSING
+
+
+@dataclass
+class AnalyzeConfig:
+    num_examples: Optional[int] = MISSING
+    chunk_examples: int = MISSING
+    spacy_model: str = MISSING
+    token_types: dict[str, TokenTypeRule] = MISSING
+    grid: GridConfig = field(default_factory=GridConfig)
+
+
+@dataclass
+class FramenetConfig:
+    source: str = MISSING
+    max_tokens: int = MISSING
+    max_fe_tokens: int = MISSING
+    target_window: int = MISSING
+    num_sentences: Optional[int] = MISSING
+    batch_size: int = MISSING
+    top_heads: int = MISSING
+
+
+@dataclass
+class Behaviour:
+    focus: float = MISSING
+    broad: float = MISSING
+
+
+@dataclass
+class ClarkHeadsConfig:
+    variant: Variant = Variant.pretrained
+    num_examples: Optional[int] = MISSING
+    punctuation: list[str] = MISSING
+    behaviour: Behaviour = field(default_factory=Behaviour)
+
+
+@dataclass
+class TreebankConfig:
+    dir: Optional[str] = None
+    train_sentences: Optional[int] = MISSING
+    dev_sentences: Optional[int] = MISSING
+    strip_subtypes: bool = True
+    max_length: int = MISSING
+    batch_size: int = MISSING
+    max_offset: int = MISSING
+    min_count: int = MISSING
+
+
+@dataclass
+class ProbeConfig:
+    epochs: int = MISSING
+    batch_size: int = MISSING
+    learning_rate: float = MISSING
+    word_vectors: Optional[str] = None
+
+
+@dataclass
+class ClarkSyntaxConfig:
+    ud: TreebankConfig = field(default_factory=TreebankConfig)
+    probe: ProbeConfig = field(default_factory=ProbeConfig)
+
+
+@dataclass
+class ClarkCorefConfig:
+    dir: Optional[str] = None
+    select_examples: Optional[int] = MISSING
+    report_examples: Optional[int] = MISSING
+    max_length: int = MISSING
+    batch_size: int = MISSING
+
+
+@dataclass
+class ReportConfig:
+    title: str = MISSING
+
+
+@dataclass
+class Config:
+    """The whole composition: one field per config group, plus the run-wide settings."""
+
+    paths: PathsConfig = field(default_factory=PathsConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    shared: SharedConfig = field(default_factory=SharedConfig)
+    prepare: PrepareConfig = field(default_factory=PrepareConfig)
+    finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
+    dump_attention: DumpAttentionConfig = field(default_factory=DumpAttentionConfig)
+    patterns: PatternsConfig = field(default_factory=PatternsConfig)
+    ablate: AblateConfig = field(default_factory=AblateConfig)
+    analyze: AnalyzeConfig = field(default_factory=AnalyzeConfig)
+    framenet: FramenetConfig = field(default_factory=FramenetConfig)
+    clark_heads: ClarkHeadsConfig = field(default_factory=ClarkHeadsConfig)
+    clark_syntax: ClarkSyntaxConfig = field(default_factory=ClarkSyntaxConfig)
+    clark_coref: ClarkCorefConfig = field(default_factory=ClarkCorefConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
+    experiment_name: str = MISSING
+    tasks: list[str] = MISSING
+    seed: int = 42
+    device: str = "auto"  # auto, cpu, cuda, cuda:N
+
+
+def register() -> None:
+    """Store the schema as `config_schema` (idempotent: Hydra replaces an equal node)."""
+    ConfigStore.instance().store(name="config_schema", node=Config)
+
+
+register()
