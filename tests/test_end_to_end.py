@@ -1,4 +1,5 @@
-"""Issues 2 and 8 end to end: `dvc repro` on the micro profile in a temporary git repo, then
+"""End to end: `dvc repro` on the micro profile in a temporary git repo; the numbering rule
+over all its outputs; an empty `dvc metrics diff` between two identical runs; then
 `dvc metrics diff`, `dvc params diff`, `dvc plots diff` and `dvc exp run -S` across commits."""
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from tests.test_numbering import numbering_violations
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -60,8 +64,14 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     assert {"finetuned.accuracy", "pretrained.accuracy", "random_init.accuracy"} <= set(finetune)
     shown = json.loads(_run(["dvc", "metrics", "show", "--json"], root, env))
     assert "outputs/metrics/finetune/rte.json" in json.dumps(shown)
+    model = yaml.safe_load((root / "params.yaml").read_text())["model"]["random_config"]
+    shape = model["num_hidden_layers"], model["num_attention_heads"]
+    assert numbering_violations(root / "outputs", *shape) == []
     _run(["git", "add", "-A"], root, env)
     _run(["git", "commit", "-qm", "micro results"], root, env)
+
+    _run(["dvc", "repro", "-f"], root, env)  # the same run again: no metric may move
+    assert json.loads(_run(["dvc", "metrics", "diff", "--json"], root, env)) == {}
 
     _run(
         [
