@@ -5,8 +5,9 @@
 serves http://127.0.0.1:8765/, which shows the maps of data/annotations/<model>/heuristic.csv
 (written by `python -m stages.patterns_sample --dvc`) one at a time, read from
 outputs/attention/<task>.parquet, and appends each label to data/annotations/<model>/human.csv
-with the source `human`. Keys 1-5 label, s skips, u undoes; stop it with Ctrl-C and start it
-again to go on where you left off. Paths and the model come from params.yaml.
+with the source `human` (layers and heads from 1, as in heuristic.csv). Keys 1-5 label, s
+skips, u undoes; stop it with Ctrl-C and start it again to go on where you left off. Paths
+and the model come from params.yaml.
 """
 
 from __future__ import annotations
@@ -19,26 +20,10 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from pipeline.core.errors import PipelineError
-from pipeline.kovaleva.patterns.annotate import AnnotationSession, MapView, make_server
-from pipeline.kovaleva.patterns.labels import MapId, map_ids, read_labels
-from pipeline.kovaleva.patterns.maps import load_maps, open_stores
+from pipeline.kovaleva.patterns.annotate import open_session
+from pipeline.kovaleva.patterns.server import make_server
 
 log = logging.getLogger(__name__)
-
-
-def build_session(params: Path) -> AnnotationSession:
-    """The session over the sampled maps of params.yaml's model and paths."""
-    cfg = OmegaConf.load(params)
-    folder = Path(cfg.paths.data) / "annotations" / cfg.model.name
-    queue = map_ids(read_labels(folder / "heuristic.csv"))
-    tasks = sorted({m.task for m in queue})
-    stores = open_stores(Path(cfg.paths.outputs) / "attention", tasks, cfg.model.name)
-
-    def load(map_id: MapId) -> MapView:
-        tokens = stores[map_id.task].tokens(map_id.task, map_id.example_id).tokens
-        return MapView(tokens=list(tokens), weights=load_maps(stores, [map_id])[0])
-
-    return AnnotationSession(queue, folder / "human.csv", load)
 
 
 def main() -> None:
@@ -48,8 +33,10 @@ def main() -> None:
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    cfg = OmegaConf.load(args.params)
+    annotations = Path(cfg.paths.data) / "annotations" / cfg.model.name
     try:
-        session = build_session(args.params)
+        session = open_session(annotations, Path(cfg.paths.outputs) / "attention", cfg.model.name)
     except PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

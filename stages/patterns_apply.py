@@ -9,79 +9,55 @@ the maps of Fig. 1 (one per class: the most confident fine-tuned prediction that
 heuristic agrees with) as outputs/plots/patterns_apply/examples.csv, both figures under
 outputs/figures/patterns_apply/, and outputs/metrics/patterns_apply.json (each share as
 `<task>_<variant>_<class>`, and the CNN's agreement with the heuristic per task and variant).
+Layers and heads count from 1 in every file.
 """
 
 from __future__ import annotations
 
 import logging
 
-import pandas as pd
 import torch
 
+from pipeline.core.heads import numbered_from_one
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.patterns.apply import (
-    class_shares,
-    classify,
-    example_maps_table,
-    pick_examples,
-)
+from pipeline.kovaleva.patterns.apply import classify_heads
 from pipeline.kovaleva.patterns.cnn import load_classifier
-from pipeline.kovaleva.patterns.figures import pattern_examples_figure, pattern_shares_figure
-from pipeline.kovaleva.patterns.heuristic import Thresholds
+from pipeline.kovaleva.patterns.figures import (
+    EXAMPLES_CAPTION,
+    SHARES_CAPTION,
+    pattern_examples_figure,
+    pattern_shares_figure,
+)
 from pipeline.kovaleva.patterns.maps import open_stores
+from pipeline.kovaleva.patterns.settings import PatternSettings
 
 log = logging.getLogger(__name__)
 
-FIG1_MAX_TOKENS = 40  # Fig. 1 prefers maps short enough to label every token
-
 
 def run(stage: StageRun) -> None:
-    settings = stage.cfg.patterns
-    torch.set_num_threads(settings.classifier.threads)
+    settings = PatternSettings.from_config(stage.cfg.patterns, stage.cfg.seed)
+    torch.set_num_threads(settings.threads)
     model, input_size = load_classifier(stage.upstream("patterns", "cnn.pt"))
     stores = open_stores(stage.upstream("attention"), stage.task_names, stage.cfg.model.name)
-    thresholds = Thresholds(**settings.heuristic)
-    parts = []
-    for task, store in stores.items():
-        for variant in store.variants:
-            examples = store.example_ids(variant, task)[: settings.num_examples]
-            parts.append(classify(model, input_size, store, variant, task, examples, thresholds))
-    predictions = pd.concat(parts, ignore_index=True)
-    shares = class_shares(predictions)
-    examples = example_maps_table(pick_examples(predictions, "finetuned", FIG1_MAX_TOKENS), stores)
+    classified = classify_heads(model, input_size, stores, settings)
 
-    agreement = (
-        (predictions["label"] == predictions["heuristic"])
-        .groupby([predictions["task"], predictions["variant"]])
-        .mean()
+    plots, figures = stage.out("plots", "patterns_apply"), stage.out("figures", "patterns_apply")
+    write_table(
+        stage.out("patterns", "predictions.parquet"), numbered_from_one(classified.predictions)
     )
-    metrics = {
-        f"{task}_{variant}_{name}": round(share, 4)
-        for task, variant, name, _, share in shares.itertuples(index=False)
-    }
-    metrics.update({f"{t}_{v}_heuristic_agreement": round(a, 4) for (t, v), a in agreement.items()})
-
-    write_table(stage.out("patterns", "predictions.parquet"), predictions)
-    write_table(stage.out("plots", "patterns_apply", "shares.csv"), shares)
-    write_table(stage.out("plots", "patterns_apply", "examples.csv"), examples)
-    write_json(stage.out("metrics", "patterns_apply.json"), metrics)
+    write_table(plots / "shares.csv", classified.shares)
+    write_table(plots / "examples.csv", numbered_from_one(classified.examples))
+    write_json(stage.out("metrics", "patterns_apply.json"), classified.metrics)
     config = {"num_examples": settings.num_examples, "model": stage.cfg.model.name}
-    save_figure(
-        stage.out("figures", "patterns_apply", "fig2_pattern_shares.png"),
-        pattern_shares_figure(shares),
-        "Share of each attention-pattern class (CNN) among all heads' maps on dev examples, "
-        "per task, for the pre-trained and the fine-tuned model (paper Fig. 2).",
-        config,
+    shares_figure = pattern_shares_figure(classified.shares)
+    save_figure(figures / "fig2_pattern_shares.png", shares_figure, SHARES_CAPTION, config)
+    examples_figure = pattern_examples_figure(classified.examples)
+    save_figure(figures / "fig1_pattern_examples.png", examples_figure, EXAMPLES_CAPTION, config)
+    log.info(
+        "pattern shares:\n%s",
+        classified.shares.pivot_table("share", ["task", "variant"], "class"),
     )
-    save_figure(
-        stage.out("figures", "patterns_apply", "fig1_pattern_examples.png"),
-        pattern_examples_figure(examples),
-        "One fine-tuned attention map per pattern class: the CNN's most confident prediction "
-        "that the heuristic agrees with (paper Fig. 1). Rows: queries; columns: keys.",
-        config,
-    )
-    log.info("pattern shares:\n%s", shares.pivot_table("share", ["task", "variant"], "class"))
 
 
 if __name__ == "__main__":

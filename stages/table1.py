@@ -13,7 +13,8 @@ from pipeline.core.config import load_task
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.table1 import REGIMES, table1, table1_figure
+from pipeline.kovaleva.figures import table1_figures
+from pipeline.kovaleva.table1 import table1, table1_metrics
 
 
 def run(stage: StageRun) -> None:
@@ -26,22 +27,11 @@ def run(stage: StageRun) -> None:
     main = {task: load_task(task).main_metric for task in stage.task_names}
     table = table1(metrics, main)
     write_table(stage.out("plots", "table1", "table1.csv"), table)
-    save_figure(
-        stage.out("figures", "table1", "table1.png"),
-        table1_figure(table),
-        "Table 1: dev score of each task's main metric for the pre-trained model without "
-        "fine-tuning (a randomly initialised classifier head), a randomly initialised model "
-        "fine-tuned, and the pre-trained model fine-tuned.",
-        {"model": stage.cfg.model.name, "tasks": list(stage.task_names), "metrics": main},
-    )
-    write_json(
-        stage.out("metrics", "table1.json"),
-        {
-            f"{row.task}.{regime}": float(getattr(row, regime))
-            for row in table.itertuples()
-            for regime in REGIMES
-        },
-    )
+    config = {"model": stage.cfg.model.name, "tasks": list(stage.task_names), "metrics": main}
+    for name, drawn in table1_figures(table, config).items():
+        path = stage.out("figures", "table1", f"{name}.png")
+        save_figure(path, drawn.figure, drawn.caption, drawn.config)
+    write_json(stage.out("metrics", "table1.json"), table1_metrics(table))
 
 
 if __name__ == "__main__":

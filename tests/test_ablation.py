@@ -34,13 +34,18 @@ from pipeline.michel.ablation import (
     sweep_table,
     task_loss,
 )
+from pipeline.michel.figures import ablation_figures
 from pipeline.michel.importance import (
     head_importance,
     least_important,
+    metric_near_fraction,
     normalise_per_layer,
+    prunable_fraction,
     pruning_curve,
     pruning_schedule,
 )
+from pipeline.michel.run import AblateSettings, ablate_task
+from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier
 from pipeline.models.metrics import task_metrics
 from stages.ablate import run
@@ -244,7 +249,9 @@ def test_sweep_summary_on_a_frame():
     assert numbers["worst_layer_delta"] == -0.1
 
 
-def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, tokenizer, shared_data):
+@pytest.fixture
+def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
+    """Prepared RTE rows (12 dev, 6 train), a saved tiny classifier and the stage's config."""
     task = load_task("rte")
     frame, _ = read_local_split(shared_data / "glue_data", task, "validation")
     (tmp_path / "data/glue/rte").mkdir(parents=True)
@@ -265,20 +272,112 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, tiny_model_cfg, token
         }
     )
     cfg.ablate.num_examples = 10
-    run(StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True))
+    return cfg
+
+
+def test_stage_writes_tables_figures_and_metrics(tmp_path, prepared_rte):
+    run(StageRun(cfg=prepared_rte, out_root=tmp_path / "outputs", under_dvc=True))
 
     plots = tmp_path / "outputs/plots/ablate/rte"
     heads = pd.read_csv(plots / "heads.csv")
-    assert len(heads) == 8 and len(pd.read_csv(plots / "layers.csv")) == 2
+    layers = pd.read_csv(plots / "layers.csv")
+    importance = pd.read_csv(plots / "importance.csv")
+    assert len(heads) == 8 and len(layers) == 2
     assert pd.read_csv(plots / "pruning.csv")["heads_pruned"].iloc[-1] == 8
-    assert len(pd.read_csv(plots / "importance.csv")) == 8
+    # layers and heads count from 1 in every table, as in the metrics' names
+    for table in (heads, importance):
+        assert table[["layer", "head"]].to_numpy().tolist() == [
+            [layer, head] for layer in (1, 2) for head in (1, 2, 3, 4)
+        ]
+    assert layers["layer"].tolist() == [1, 2]
     for name in ("fig8_heads", "fig9_layers", "pruning"):
         assert (tmp_path / f"outputs/figures/ablate/rte/{name}.png").stat().st_size > 0
     metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
     assert metrics["num_examples"] == 10
     assert metrics["importance_examples"] == 6  # the train rows (importance_split: train)
+    layer, head = heads.loc[heads["delta"].idxmax(), ["layer", "head"]].astype(int)
+    assert metrics["best_head"] == f"L{layer}-H{head}"
+    assert metrics["best_layer"] == f"L{layers.loc[layers['delta'].idxmax(), 'layer']}"
     assert metrics["best_head_gain"] == pytest.approx(heads["delta"].max())
     assert metrics["share_heads_help"] == pytest.approx((heads["delta"] > 0).mean())
+    assert not [key for key in metrics if "second" in key or "time" in key]
+
+
+def test_stage_scores_importance_on_the_dev_rows_without_reading_train(tmp_path, prepared_rte):
+    (tmp_path / "data/glue/rte/train.parquet").unlink()
+    prepared_rte.ablate.importance_split = "eval"
+    run(StageRun(cfg=prepared_rte, out_root=tmp_path / "outputs", under_dvc=True))
+    metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
+    assert metrics["importance_examples"] == metrics["num_examples"] == 10
+    caption = json.loads((tmp_path / "outputs/figures/ablate/rte/pruning.json").read_text())
+    assert "gradient importance on the same examples" in caption["caption"]
+    assert caption["config"]["prune_step"] == 0.1
+
+
+def test_ablate_settings_reject_an_unknown_importance_split():
+    node = OmegaConf.load(CONF_DIR / "ablate" / "default.yaml")
+    node.importance_split = "test"
+    with pytest.raises(PipelineError, match="importance_split 'test' is not train or eval"):
+        AblateSettings.from_config(node)
+
+
+def test_ablate_task_numbers_from_one_what_the_sweep_numbers_from_zero(layerwise, tokenizer, rows):
+    task = load_task("rte")
+    node = OmegaConf.load(CONF_DIR / "ablate" / "default.yaml")
+    node.importance_split = "eval"
+    settings = AblateSettings.from_config(node)
+    dev = pd.DataFrame(
+        {
+            "idx": range(7),
+            "sentence1": ["The cat sat.", "A dog ran far away.", "Birds fly."] * 2 + ["No."],
+            "sentence2": ["A cat sat.", "No dog ran.", "They do not."] * 2 + ["Yes."],
+            "label": LABELS,
+        }
+    )
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    try:
+        result = ablate_task(layerwise.model, tokenizer, task, dev, None, settings, max_length=32)
+        assert torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.use_deterministic_algorithms(was_deterministic)
+
+    encoded = labelled_rows(tokenizer, task, dev, 32, "rte dev")
+    zero_based = sweep_table(
+        sweep(layerwise, encoded.rows, head_ablations(SHAPE) + layer_ablations(SHAPE),
+              mode="uniform", pad_id=0, batch_size=8, progress=False),
+        task,
+        LABELS,
+    )  # fmt: skip
+    heads = zero_based[zero_based["head"] >= 0].reset_index(drop=True)
+    expected = heads.assign(layer=heads["layer"] + 1, head=heads["head"] + 1)
+    pd.testing.assert_frame_equal(result.heads.reset_index(drop=True), expected)
+    assert result.layers["layer"].tolist() == [1, 2]
+    assert result.importance[["layer", "head"]].min().tolist() == [1, 1]
+    assert set(result.tables) == {"heads", "layers", "importance", "pruning"}
+    assert result.metrics["importance_examples"] == 7
+
+    drawn = ablation_figures(result, "rte", settings)
+    heatmap = drawn["fig8_heads"].figure.axes[0]
+    assert [t.get_text() for t in heatmap.get_xticklabels()] == ["1", "2", "3", "4"]
+    assert [t.get_text() for t in heatmap.get_yticklabels()] == ["1", "2"]
+    assert "7 rte dev examples" in drawn["fig9_layers"].caption
+    assert "on the same examples" in drawn["pruning"].caption
+
+
+def test_labels_outside_the_task_fail_with_the_split_named(tokenizer):
+    frame = pd.DataFrame({"sentence1": ["a"], "sentence2": ["b"], "label": [3]})
+    with pytest.raises(PipelineError, match=r"rte dev: labels \[3\] do not fit rte's 2 classes"):
+        labelled_rows(tokenizer, load_task("rte"), frame, 16, "rte dev")
+
+
+def test_metric_near_half_and_prunable_fraction():
+    curve = pd.DataFrame(
+        {"fraction_pruned": [0.0, 0.25, 0.5, 0.75, 1.0], "accuracy": [0.8, 0.8, 0.7, 0.5, 0.4]}
+    )
+    assert metric_near_fraction(curve, "accuracy", 0.5) == 0.7
+    assert metric_near_fraction(curve, "accuracy", 0.3) == 0.8
+    assert prunable_fraction(curve, "accuracy", keep=0.99) == 0.25
+    assert prunable_fraction(curve, "accuracy", keep=0.5) == 1.0
 
 
 def test_roberta_style_classifier_sweeps_like_the_naive_loop():

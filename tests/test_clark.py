@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import math
 
@@ -11,7 +13,9 @@ import pytest
 import torch
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.attention.store import TokenInfo, write_attention
+from pipeline.attention.engine import attach
+from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
 from pipeline.clark.coref import (
@@ -22,18 +26,25 @@ from pipeline.clark.coref import (
     name_scores,
     nearest_candidate,
     read_gap,
+    read_gap_sample,
 )
+from pipeline.clark.coref_report import analyse_coref
 from pipeline.clark.entropy import HeadEntropy, row_entropy
+from pipeline.clark.heads_report import analyse_heads, headline
 from pipeline.clark.probe import probe_example, probe_uas, train_probe
 from pipeline.clark.stream import encode_words
 from pipeline.clark.syntax import ALL, HeadCounts, offset_heads, predict_heads, select_and_report
-from pipeline.clark.ud import Sentence, read_conllu, sample
+from pipeline.clark.syntax_report import analyse_syntax
+from pipeline.clark.ud import Sentence, read_conllu, read_treebank_sample
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
+from pipeline.core.heads import head_name
 from pipeline.core.params import compose_params
 from pipeline.core.stage import StageRun
+from pipeline.data.sampling import seeded_subset
+from pipeline.models.loading import load_encoder
 
 # ---------------------------------------------------------------- word pieces -> words
 
@@ -116,8 +127,24 @@ def test_read_conllu_skips_multiword_tokens_and_empty_nodes(tmp_path):
     assert first.relations == ("nmod", "case", "nsubj", "root", "punct")
     assert read_conllu(path, strip_subtypes=False)[0].relations[0] == "nmod:poss"
     assert second.sent_id == "s2" and len(second) == 1
-    assert sample([first, second], None, 0) == [first, second]
-    assert len(sample([first, second], 1, 0)) == 1
+
+
+def test_read_treebank_sample_reads_the_splits_file_and_draws_a_seeded_sample(tmp_path):
+    (tmp_path / "x-ud-dev.conllu").write_text(CONLLU)
+    (tmp_path / "x-ud-train.conllu").write_text(CONLLU.split("\n\n")[1])
+    every = read_treebank_sample(tmp_path, "dev", None, seed=0)
+    assert [s.sent_id for s in every] == ["s1", "s2"]
+    assert read_treebank_sample(tmp_path, "dev", 5, seed=0) == every  # more than there are
+    (drawn,) = read_treebank_sample(tmp_path, "dev", 1, seed=3)
+    assert drawn == every[int(seeded_subset(2, 1, 3)[0])]
+    assert [s.sent_id for s in read_treebank_sample(tmp_path, "train", None, seed=0)] == ["s2"]
+    kept = read_treebank_sample(tmp_path, "dev", None, seed=0, strip_subtypes=False)
+    assert kept[0].relations[0] == "nmod:poss"
+    with pytest.raises(PipelineError, match=r"expected one \*-ud-test.conllu .* found 0"):
+        read_treebank_sample(tmp_path, "test", None, seed=0)
+    (tmp_path / "y-ud-dev.conllu").write_text(CONLLU)
+    with pytest.raises(PipelineError, match="found 2"):
+        read_treebank_sample(tmp_path, "dev", None, seed=0)
 
 
 def test_read_conllu_errors_name_the_file_and_line(tmp_path):
@@ -280,6 +307,16 @@ def test_read_gap_skips_neither_and_nearest_baseline(tmp_path):
         read_gap(tmp_path / "missing.tsv")
 
 
+def test_read_gap_sample_reads_the_splits_file_and_draws_a_seeded_sample(tmp_path):
+    (tmp_path / "gap-validation.tsv").write_text(GAP_TSV)
+    every = read_gap_sample(tmp_path, "validation", None, seed=0)
+    assert [e.answer for e in every] == [0, 1]  # d-3 (neither name) left out
+    (drawn,) = read_gap_sample(tmp_path, "validation", 1, seed=5)
+    assert drawn == every[int(seeded_subset(2, 1, 5)[0])]
+    with pytest.raises(PipelineError, match=r"gap-development\.tsv"):
+        read_gap_sample(tmp_path, "development", None, seed=0)
+
+
 def test_name_scores_use_the_most_attended_word_of_each_name(tokenizer, tmp_path):
     path = tmp_path / "gap-development.tsv"
     path.write_text(GAP_TSV)
@@ -392,11 +429,34 @@ def test_behaviours_label_focused_broad_and_other_heads():
     assert labels["behaviour"].tolist() == ["previous", "cls", "broad", "other"]
 
 
-# ---------------------------------------------------------------- stages, end to end
+# ---------------------------------------------------------------- figures
 
 
-def micro_stage(root, task: str | None = None) -> StageRun:
+def test_head_clusters_colours_layers_numbered_from_one():
+    table = pd.DataFrame(
+        {"layer": [0, 0, 1], "head": [0, 1, 0], "behaviour": "cls", "x": [0.0, 1, 2], "y": 0.0}
+    )
+    figure = figures.head_clusters(table)
+    by_layer, by_behaviour = figure.axes
+    legend = by_layer.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["L1", "L2"]
+    assert legend.get_title().get_text() == "layer"
+    key = {
+        t.get_text(): h.get_markerfacecolor()
+        for t, h in zip(legend.get_texts(), legend.legend_handles, strict=True)
+    }
+    drawn = by_layer.collections[0].get_facecolors()[:, :3]  # one row per head, table order
+    np.testing.assert_allclose(drawn, [key["L1"], key["L1"], key["L2"]])
+    assert [t.get_text() for t in by_behaviour.get_legend().get_texts()] == ["cls"]
+
+
+# ---------------------------------------------------------------- entry points and stages
+
+
+def micro_stage(root, task: str | None = None, shared_data=None) -> StageRun:
     overrides = ["experiment=micro", f"paths.outputs={root}/outputs", "device=cpu"]
+    if shared_data is not None:
+        overrides.append(f"paths.shared_data={shared_data}")
     cfg = OmegaConf.create(compose_params(overrides))
     if task is not None:
         with open_dict(cfg):
@@ -404,10 +464,9 @@ def micro_stage(root, task: str | None = None) -> StageRun:
     return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
 
 
-def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
-    from stages import clark_heads
-
-    stage = micro_stage(tmp_path, "rte")
+def write_hand_built_store(path, model_id: str) -> None:
+    """Three examples (TOKENS) of 2 layers x 2 heads. Layer 1: head 0 attends to [CLS], head 1
+    to the previous token ([CLS] to itself); layer 2: both heads attend to [CLS]."""
     n = len(TOKENS)
     info = TokenInfo(
         TOKENS, np.array([0, 0, 0, 0, 1, 1]), np.array(WORD_IDS), np.zeros((n, 2), int), ("a.", "b")
@@ -416,40 +475,191 @@ def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
     to_cls[:, 0] = 1.0
     previous = np.eye(n, k=-1, dtype=np.float32)
     previous[0, 0] = 1.0
-    maps = np.stack([np.stack([to_cls, previous])] * 2)  # [L=2, H=2, n, n]
+    maps = np.stack([np.stack([to_cls, previous]), np.stack([to_cls, to_cls])])  # [2, 2, n, n]
     write_attention(
-        stage.upstream("attention", "rte.parquet"),
+        path,
         [("pretrained", "rte", i, maps, info) for i in range(3)],
-        model_id=stage.cfg.model.name,
+        model_id=model_id,
         num_layers=2,
         num_heads=2,
         config_hash="test",
     )
+
+
+def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
+    write_hand_built_store(tmp_path / "rte.parquet", "m")
+    report = analyse_heads(
+        AttentionStore(tmp_path / "rte.parquet"),
+        "rte",
+        seed=0,
+        variant="pretrained",
+        num_examples=2,
+        punctuation=[".", ","],
+        behaviour={"focus": 0.3, "broad": 0.75},
+    )
+    assert report.examples == 2 and report.metrics["examples"] == 2
+    for table in (report.targets, report.entropy, report.clusters):
+        assert sorted(set(table["layer"])) == [0, 1] and sorted(set(table["head"])) == [0, 1]
+    assert report.distances["head"].tolist() == ["L1-H1", "L1-H2", "L2-H1", "L2-H2"]
+    assert report.distances.columns.tolist() == ["head", "L1-H1", "L1-H2", "L2-H1", "L2-H2"]
+    distances = report.distances.set_index("head")
+    assert distances.loc["L1-H1", "L2-H1"] == pytest.approx(0.0, abs=1e-4)  # both to [CLS]
+    assert distances.loc["L1-H1", "L1-H2"] > 1.0
+    layer_two_cls = report.targets.query("layer == 1 and target == 'cls'")["attention"]
+    assert layer_two_cls.tolist() == pytest.approx([1.0, 1.0])
+    assert report.metrics == headline(report.targets, report.entropy) | {"examples": 2}
+
+
+def test_headline_numbers_the_peak_layer_from_one():
+    targets = pd.DataFrame(
+        {
+            "layer": [0, 1, 2] * 5,
+            "head": 0,
+            "target": np.repeat(["cls", "sep", "punct", "previous", "next"], 3),
+            "attention": [0.1, 0.2, 0.9, 0.5, 0.1, 0.1, 0.0, 0.3, 0.0, 0.6, 0.0, 0.0, 0, 0, 0.1],
+        }
+    )
+    entropy = pd.DataFrame(
+        {"layer": [0, 1, 2], "head": 0, "entropy": [1.0, 2.0, 3.0], "cls_entropy": [0, 0, 2.5]}
+    ).assign(uniform=4.0)
+    metrics = headline(targets, entropy)
+    peaks = {t: metrics[f"{t}_peak_layer"] for t in ("cls", "sep", "punct", "previous", "next")}
+    assert peaks == {"cls": 3, "sep": 1, "punct": 2, "previous": 1, "next": 3}
+    assert metrics["cls_peak_layer_attention"] == 0.9
+    assert metrics["cls_entropy_last_layer"] == 2.5 and metrics["entropy_mean"] == 2.0
+
+
+def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
+    from stages import clark_heads
+
+    stage = micro_stage(tmp_path, "rte")
+    write_hand_built_store(stage.upstream("attention", "rte.parquet"), stage.cfg.model.name)
     clark_heads.run(stage)
     metrics = json.loads(stage.out("metrics", "clark_heads", "rte.json").read_text())
-    # head 0 gives [CLS] everything; head 1 only its rows 0 ([CLS] itself) and 1 (previous)
-    assert metrics["cls_peak_layer_attention"] == pytest.approx((1 + 2 / 6) / 2)
+    assert not [key for key in metrics if key.endswith("seconds")]
+    # layer 1: head 1 gives [CLS] only its rows 0 ([CLS] itself) and 1 (previous); layer 2: all
+    assert metrics["cls_peak_layer"] == 2 and metrics["cls_peak_layer_attention"] == 1.0
+    assert metrics["previous_peak_layer"] == 1
     assert metrics["previous_peak_layer_attention"] == pytest.approx((1 / 6 + 5 / 6) / 2)
-    clusters = pd.read_csv(stage.out("plots", "clark_heads", "rte", "clusters.csv"))
+    assert metrics["examples"] == 3
+    plots = stage.out("plots", "clark_heads", "rte")
+    clusters = pd.read_csv(plots / "clusters.csv")
     assert clusters.set_index(["layer", "head"])["behaviour"].to_dict() == {
-        (0, 0): "cls",
-        (0, 1): "previous",
-        (1, 0): "cls",
-        (1, 1): "previous",
+        (1, 1): "cls",
+        (1, 2): "previous",
+        (2, 1): "cls",
+        (2, 2): "cls",
     }
+    for name in ("targets", "entropy"):
+        table = pd.read_csv(plots / f"{name}.csv")
+        assert sorted(set(table["layer"])) == [1, 2] and sorted(set(table["head"])) == [1, 2]
+    assert pd.read_csv(plots / "distances.csv")["head"].iloc[-1] == "L2-H2"
     for name in ("targets", "entropy", "clusters"):
-        assert stage.out("figures", "clark_heads", "rte", f"{name}.png").stat().st_size > 0
+        figure = stage.out("figures", "clark_heads", "rte", f"{name}.png")
+        assert figure.stat().st_size > 0
+        assert json.loads(figure.with_suffix(".json").read_text())["config"]["examples"] == 3
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tiny_model_cfg, tokenizer):
+    """The tiny random BERT (2 layers x 4 heads), attached to the engine."""
+    return attach(load_encoder(tiny_model_cfg, tokenizer, seed=0).eval())
+
+
+def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
+    tmp_path, tiny_encoder, tokenizer
+):
+    (tmp_path / "gap-development.tsv").write_text(GAP_TSV)
+    examples = read_gap_sample(tmp_path, "development", None, seed=0)
+    report = analyse_coref(
+        tiny_encoder, tokenizer, examples, examples[:1], max_length=32, batch_size=2
+    )
+    assert len(report.heads) == 8
+    assert sorted(set(report.heads["layer"])) == [0, 1]  # 0-based until written
+    assert sorted(set(report.heads["head"])) == [0, 1, 2, 3]
+    best = report.heads.loc[report.heads["select_accuracy"].idxmax()]
+    assert report.metrics["best_head"] == head_name(best["layer"], best["head"])
+    assert report.metrics["head_accuracy"] == best["report_accuracy"]
+    assert report.heads["report_accuracy"].isin([0.0, 1.0]).all()  # one report example
+    assert report.nearest_accuracy == 0.0  # Bob is nearer; Anna is the answer
+    assert (report.select_examples, report.report_examples) == (2, 1)
+    with pytest.raises(PipelineError, match="none of the 2 GAP select examples fits in 6"):
+        analyse_coref(tiny_encoder, tokenizer, examples, examples, max_length=6, batch_size=2)
+
+
+def tiny_syntax_settings(word_vectors=None) -> tuple:
+    ud = OmegaConf.create({"batch_size": 4, "max_length": 32, "max_offset": 2, "min_count": 1})
+    probe = OmegaConf.create(
+        {"epochs": 2, "batch_size": 4, "learning_rate": 0.05, "word_vectors": word_vectors}
+    )
+    return ud, probe
+
+
+def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
+    rng = np.random.default_rng(0)
+    words = ("the", "dog", "barks", "cat", "sees")
+    trees = []
+    for _ in range(12):
+        tree = random_tree(rng, int(rng.integers(3, 7)))
+        chosen = tuple(words[int(k)] for k in rng.integers(0, len(words), len(tree)))
+        trees.append(Sentence("r", chosen, tree.heads, tree.relations, tree.upos))
+    ud, probe = tiny_syntax_settings()
+    report = analyse_syntax(tiny_encoder, tokenizer, trees[:8], [TREE, *trees[8:]], ud, probe, 0)
+    # det, nsubj and advmod have no train arcs, so no row of their own; ALL counts them
+    assert report.relations["relation"].tolist() == ["dep", ALL]
+    assert report.relations["count"].iloc[-1] == sum(len(t) - 1 for t in [TREE, *trees[8:]])
+    assert report.relations["layer"].isin([0, 1]).all()  # 0-based until written
+    assert report.relations["offset"].isin([-2, -1, 1, 2]).all()
+    overall = report.relations.iloc[-1]
+    assert report.metrics["all_relations_best_head"] == head_name(overall["layer"], overall["head"])
+    assert report.metrics["all_relations_head_accuracy"] == overall["head_accuracy"]
+    assert (report.train_sentences, report.dev_sentences) == (8, 5)
+    assert report.metrics["dev_sentences"] == 5 and 0.0 <= report.metrics["probe_uas"] <= 1.0
+    assert "probe_words_uas" not in report.metrics  # no word vectors given
+
+    glove = tmp_path / "glove.txt"
+    glove.write_text("the 1 0\ndog 0 1\n")
+    ud, probe = tiny_syntax_settings(str(glove))
+    with_words = analyse_syntax(tiny_encoder, tokenizer, trees[:8], trees[8:], ud, probe, 0)
+    assert 0.0 <= with_words.metrics["probe_words_uas"] <= 1.0
+    assert with_words.metrics["word_vector_coverage"] == pytest.approx(2 / 5)
 
 
 def test_clark_syntax_and_coref_stages_on_the_micro_profile(tmp_path, shared_data):
     from stages import clark_coref, clark_syntax
 
-    stage = micro_stage(tmp_path)
+    stage = micro_stage(tmp_path, shared_data=shared_data)
     clark_syntax.run(stage)
     syntax = json.loads(stage.out("metrics", "clark_syntax", "ud.json").read_text())
     assert syntax["train_sentences"] == 24 and 0.0 <= syntax["probe_uas"] <= 1.0
+    assert not [key for key in syntax if key.endswith("seconds")]
     table = pd.read_csv(stage.out("plots", "clark_syntax", "relations.csv"))
     assert table["relation"].iloc[-1] == ALL and (table["head_accuracy"] >= 0).all()
+    assert table["layer"].between(1, 2).all() and table["head"].between(1, 4).all()
+    overall = table.iloc[-1]
+    assert syntax["all_relations_best_head"] == f"L{int(overall['layer'])}-H{int(overall['head'])}"
+    assert stage.out("figures", "clark_syntax", "relations.png").stat().st_size > 0
+
     clark_coref.run(stage)
     coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
     assert coref["report_examples"] > 0 and 0.0 <= coref["nearest_baseline_accuracy"] <= 1.0
+    assert not [key for key in coref if key.endswith("seconds")]
+    heads = pd.read_csv(stage.out("plots", "clark_coref", "heads.csv"))
+    assert heads[["layer", "head"]].min().tolist() == [1, 1]
+    assert heads[["layer", "head"]].max().tolist() == [2, 4]
+    best = heads.loc[heads["select_accuracy"].idxmax()]
+    assert coref["best_head"] == f"L{int(best['layer'])}-H{int(best['head'])}"
+    assert stage.out("figures", "clark_coref", "heads.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", ["clark_heads", "clark_syntax", "clark_coref"])
+def test_clark_stages_stay_thin(name):
+    """A stage reads inputs, calls one entry point of pipeline.clark and writes outputs."""
+    module = importlib.import_module(f"stages.{name}")
+    own = [
+        n
+        for n, f in inspect.getmembers(module, inspect.isfunction)
+        if f.__module__ == module.__name__
+    ]
+    assert own == ["run"]
+    assert len(inspect.getsource(module.run).splitlines()) <= 40

@@ -10,7 +10,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.attention.dump import tokenize_examples
+from pipeline.attention.dump import DumpSettings, dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.store import AttentionStore
 from pipeline.core.config import CONF_DIR, load_task
@@ -83,6 +83,7 @@ def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
     metrics = json.loads((root / "outputs/metrics/dump_attention/mrpc.json").read_text())
     assert metrics["examples"] == 16
     assert 0 < metrics["bytes_vs_raw_float16"] < 1
+    assert set(metrics) == {"examples", "mean_tokens", "file_mib", "bytes_vs_raw_float16"}
 
 
 def test_dump_stage_without_finetuned_model_says_what_to_run(prepared):
@@ -91,3 +92,38 @@ def test_dump_stage_without_finetuned_model_says_what_to_run(prepared):
     with pytest.raises(PipelineError, match="run `dvc repro finetune`"):
         dump_attention.run(micro_stage(root))
     assert not (root / "outputs/attention/mrpc.parquet").exists()
+
+
+def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer):
+    stage = micro_stage(tmp_path)
+    small = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
+    wider = OmegaConf.merge(stage.cfg.model, {"random_config": {"num_attention_heads": 2}})
+    other = load_classifier(wider, tokenizer, num_labels=2, seed=7)
+    frame = pd.DataFrame(SENTENCES[:2], columns=["sentence1", "sentence2"]).assign(idx=[0, 1])
+    settings = DumpSettings.from_config(stage.cfg.dump_attention)
+    path = tmp_path / "mrpc.parquet"
+    with pytest.raises(PipelineError, match=r"models differ in shape .*re-run finetune"):
+        dump_task(
+            {"finetuned": small, "pretrained": other}, tokenizer, load_task("mrpc"), frame,
+            path, settings, max_length=64, model_id="tiny_random", config_hash="test",
+        )  # fmt: skip
+    assert not path.exists()
+
+
+def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer):
+    stage = micro_stage(tmp_path)
+    models = {
+        name: load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=seed)
+        for name, seed in (("zeta", 1), ("alpha", 2))
+    }
+    frame = pd.DataFrame(SENTENCES[:5], columns=["sentence1", "sentence2"])
+    frame.insert(0, "idx", [10, 11, 12, 13, 14])  # prepared splits are sorted by idx
+    settings = DumpSettings(num_examples=3, batch_size=2, quantize="none", row_group_mib=1)
+    metrics = dump_task(
+        models, tokenizer, load_task("mrpc"), frame, tmp_path / "mrpc.parquet", settings,
+        max_length=64, model_id="tiny_random", config_hash="test",
+    )  # fmt: skip
+    store = AttentionStore(tmp_path / "mrpc.parquet", expect_model="tiny_random")
+    assert store.variants == ["alpha", "zeta"]
+    assert store.example_ids("alpha", "mrpc") == [10, 11, 12]  # the first 3 rows
+    assert metrics["examples"] == 3

@@ -205,9 +205,15 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     for variant in ("finetuned", "pretrained", "random_init"):
         assert -1.0 <= metrics[f"{variant}.pearson"] <= 1.0
     assert math.isfinite(metrics["finetuned.final_loss"])
+    assert not [key for key in metrics if "second" in key or "time" in key]
     assert (tmp_path / "out/models/stsb/model.safetensors").exists()
-    curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb.csv")
+    curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb/loss.csv")
     assert set(curve["variant"]) == {"finetuned", "random_init"}
+    last_loss = curve[curve["variant"] == "finetuned"]["loss"].iloc[-1]
+    assert metrics["finetuned.final_loss"] == pytest.approx(last_loss, rel=1e-5)
+    assert (tmp_path / "out/figures/finetune/stsb/loss.png").stat().st_size > 0
+    sidecar = json.loads((tmp_path / "out/figures/finetune/stsb/loss.json").read_text())
+    assert sidecar["config"] == {"model": "tiny_random", "train_rows": 64, "epochs": 1}
 
 
 def test_regression_head_starts_at_the_label_mean(tiny_model_cfg, tokenizer):
@@ -219,3 +225,47 @@ def test_regression_head_starts_at_the_label_mean(tiny_model_cfg, tokenizer):
     assert model.classifier.bias.item() == pytest.approx(2.5)
     with pytest.raises(PipelineError, match="regression head"):
         start_at_label_mean(load_classifier(tiny_model_cfg, tokenizer, num_labels=2), np.ones(3))
+
+
+def test_finetune_settings_list_the_switched_on_baselines():
+    from pipeline.models.finetune import FinetuneSettings
+
+    node = OmegaConf.load(CONF_DIR / "finetune" / "default.yaml")
+    assert FinetuneSettings.from_config(node, seed=3).variants == (
+        "finetuned",
+        "pretrained",
+        "random_init",
+    )
+    node.baselines.pretrained_no_finetune = False
+    settings = FinetuneSettings.from_config(node, seed=3)
+    assert settings.variants == ("finetuned", "random_init")
+    assert settings.train.seed == 3 and settings.train.epochs == node.epochs
+
+
+def test_prepare_task_subsamples_each_split_and_counts_skipped_lines(tmp_path):
+    from pipeline.data.glue import PrepareSettings, prepare_task
+
+    header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"
+    rows = [f"{i}\t{i}\t{i}\tQ{i}?\tP{i}?\t{i % 2}" for i in range(10)]
+    _write_tsv(tmp_path / "QQP" / "train.tsv", [header, *rows])
+    _write_tsv(tmp_path / "QQP" / "dev.tsv", [header, *rows[:3], "broken line", rows[3]])
+    settings = PrepareSettings(source="local", max_train_rows=4, max_eval_rows=None, seed=1)
+    prepared = prepare_task(load_task("qqp"), settings, tmp_path)
+    assert list(prepared) == ["train", "validation"]
+    train, dev = prepared["train"], prepared["validation"]
+    every_row, _ = read_local_split(tmp_path, load_task("qqp"), "train")
+    assert train.frame.equals(subsample(every_row, 4, seed=1))
+    assert train.counts("qqp.train") == {"qqp.train.rows": 4, "qqp.train.source_rows": 10}
+    assert dev.counts("qqp.validation") == {
+        "qqp.validation.rows": 4,
+        "qqp.validation.source_rows": 4,
+        "qqp.validation.malformed_skipped": 1,
+    }
+
+
+def test_prepare_rejects_an_unknown_source():
+    from pipeline.data.glue import PrepareSettings
+
+    node = OmegaConf.create({"source": "ftp", "max_train_rows": None, "max_eval_rows": None})
+    with pytest.raises(PipelineError, match=r"unknown prepare\.source 'ftp'; use local or hub"):
+        PrepareSettings.from_config(node, seed=0)

@@ -1,24 +1,41 @@
-"""The FrameNet reader and the paper's sentence filter on a hand-written lexical-unit file."""
+"""The FrameNet reader and the paper's sentence filter on a hand-written lexical-unit file,
+the sentence file, and the pieces of the framenet stage's head scoring (0-based)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import tarfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from omegaconf import OmegaConf
 
+from pipeline.attention.engine import attach
+from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.framenet import (
     FilterRule,
     Span,
     from_record,
     keep,
+    load_sentences,
     piece_indices,
     read_lu_file,
     read_sentences,
+    sentence_counts,
+    to_jsonl,
     to_record,
 )
+from pipeline.kovaleva.framenet_heads import (
+    capture_sentence_maps,
+    encode_sentences,
+    sentence_score,
+    top_head_tables,
+)
+from pipeline.kovaleva.tables import head_frame
+from pipeline.models.loading import load_encoder
 
 FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
 # lu1.xml: 101 keep (core FE far; a peripheral FE next to the target does not count),
@@ -72,3 +89,103 @@ def test_piece_indices_skip_special_pieces():
     special = np.array([True, False, False, False, True])
     assert piece_indices(offsets, special, [Span("T", 5, 10)]).tolist() == [2, 3]
     assert piece_indices(offsets, special, [Span("A", 0, 4), Span("T", 5, 6)]).tolist() == [1, 2]
+
+
+def test_filter_rule_reads_the_config_group():
+    assert FilterRule.from_config(OmegaConf.load(CONF_DIR / "framenet" / "default.yaml")) == (
+        FilterRule()
+    )  # the paper's filter
+    node = OmegaConf.create({"max_tokens": 20, "max_fe_tokens": 4, "target_window": 1})
+    assert FilterRule.from_config(node) == FilterRule(20, 4, 1)
+
+
+def test_sentence_file_round_trips_and_samples_with_the_seed(tmp_path):
+    sentences = read_sentences(FIXTURE, FilterRule())
+    path = tmp_path / "sentences.jsonl"
+    path.write_text(to_jsonl(sentences))
+    first = json.loads(path.read_text().splitlines()[0])
+    assert list(first) == sorted(first) and first["sentence_id"] == 101
+    assert load_sentences(path, None, seed=0) == sentences
+    assert load_sentences(path, 5, seed=0) == sentences  # more than there are: all
+    picked = {load_sentences(path, 1, seed)[0].sentence_id for seed in range(8)}
+    assert picked == {101, 108}  # the seed decides which one
+    assert load_sentences(path, 1, seed=3) == load_sentences(path, 1, seed=3)
+    with pytest.raises(PipelineError, match="run the framenet_data stage"):
+        load_sentences(tmp_path / "missing.jsonl", None, seed=0)
+
+
+def test_sentence_counts():
+    sentences = read_sentences(FIXTURE, FilterRule())
+    assert sentence_counts(sentences) == {
+        "sentences": 2,
+        "frames": 1,
+        "lexical_units": 1,
+        "with_1_core_fes": 2,
+    }
+    two = dataclasses.replace(
+        sentences[0], frame="Other", core_fes=(*sentences[0].core_fes, Span("Original", 5, 8))
+    )
+    assert sentence_counts([sentences[1], two]) == {
+        "sentences": 2,
+        "frames": 2,
+        "lexical_units": 1,
+        "with_1_core_fes": 1,
+        "with_2_core_fes": 1,
+    }
+
+
+def test_encode_sentences_gives_one_segment_pieces_with_offsets(tokenizer):
+    sentences = read_sentences(FIXTURE, FilterRule())
+    examples = encode_sentences(tokenizer, sentences, max_length=64)
+    assert [e.example_id for e in examples] == [0, 1]  # positions in `sentences`
+    second = examples[1]
+    words = ["the", "young", "men", "then", "quickly", "copied", "it", "."]
+    assert second.tokens.tokens == ["[CLS]", *words, "[SEP]"]
+    assert second.row["input_ids"] == tokenizer(sentences[1].text)["input_ids"]
+    assert second.tokens.offsets[6].tolist() == [27, 33]  # "copied"
+    assert second.tokens.word_ids[[0, 1, -1]].tolist() == [-1, 0, -1]
+    assert not second.tokens.segment_ids.any()
+    assert second.tokens.texts == (sentences[1].text,)
+
+
+def test_sentence_score_reads_from_frame_element_to_target_pieces(tokenizer):
+    sentence = read_sentences(FIXTURE, FilterRule())[1]  # The young men ... copied it .
+    example = encode_sentences(tokenizer, [sentence], max_length=64)[0]
+    maps = np.full((1, 2, 10, 10), 0.1)  # [L=1, H=2, n, n]; FE pieces 1-3, target piece 6
+    maps[0, 0, 2, 6] = 0.7  # "young" -> "copied"
+    maps[0, 1, 0, 6] = 0.9  # [CLS] -> "copied": [CLS] is no FE piece
+    maps[0, 1, 8, 6] = 0.8  # "." -> "copied": not in the FE
+    np.testing.assert_allclose(sentence_score(maps, example, sentence), [[0.7, 0.1]])
+
+
+def test_top_head_tables_rank_heads_and_show_their_best_sentence(tokenizer):
+    fixture = read_sentences(FIXTURE, FilterRule())
+    sentences = [fixture[0], fixture[1], fixture[0]]
+    examples = encode_sentences(tokenizer, sentences, max_length=64)
+    rng = np.random.default_rng(0)
+    maps = [rng.random((1, 2, len(e.tokens), len(e.tokens))) for e in examples]  # [1, 2, n, n]
+    scores = np.array([[[0.2, 0.5]], [[0.6, 0.5]], [[0.6, 0.1]]])  # [N=3, L=1, H=2]
+    heads = head_frame(scores.mean(axis=0), "score")
+    top, cells = top_head_tables(heads, scores, maps, examples, sentences, top_heads=2)
+    assert top[["rank", "layer", "head"]].values.tolist() == [[1, 0, 0], [2, 0, 1]]
+    assert top["score"].tolist() == pytest.approx([1.4 / 3, 1.1 / 3])
+    assert top["example_score"].tolist() == [0.6, 0.5]  # ties: the first sentence
+    assert top["sentence"].tolist() == [fixture[1].text, fixture[0].text]
+    first = top.iloc[0]
+    assert (first["target"], first["core_fes"]) == ("copied", "Creator=The young men")
+    assert first["note"] == "FE The young men -> LU copied"
+    assert (first["frame"], first["lexical_unit"]) == ("Duplication", "copy.v")
+    one = cells[cells["rank"] == 1]
+    assert one[["layer", "head"]].drop_duplicates().values.tolist() == [[0, 0]]
+    np.testing.assert_allclose(one["weight"], maps[1][0, 0].ravel())
+    assert one["query_token"].iloc[0] == "[CLS]" and len(cells[cells["rank"] == 2]) == 13 * 13
+
+
+def test_capture_sentence_maps_keep_the_sentence_order(tiny_model_cfg, tokenizer):
+    model = attach(load_encoder(tiny_model_cfg, tokenizer).eval())
+    fixture = read_sentences(FIXTURE, FilterRule())
+    examples = encode_sentences(tokenizer, [fixture[1], fixture[0], fixture[1]], max_length=64)
+    maps = capture_sentence_maps(model, examples, batch_size=2, pad_id=tokenizer.pad_token_id)
+    assert [m.shape for m in maps] == [(2, 4, 10, 10), (2, 4, 13, 13), (2, 4, 10, 10)]
+    np.testing.assert_allclose(maps[0], maps[2], atol=1e-6)  # one sentence, two batches
+    np.testing.assert_allclose(maps[1].sum(axis=-1), 1.0, rtol=1e-5)

@@ -1,7 +1,8 @@
 """Kovaleva et al. analyses on hand-built maps and stores, and Table 1.
 
-The FrameNet reader and the paper's sentence filter are tested in tests/test_framenet.py;
-here the framenet stage runs end to end on the fixture's sentences.
+The FrameNet reader, the paper's sentence filter and the pieces of the head scoring are
+tested in tests/test_framenet.py; here the framenet stage runs end to end on the fixture's
+sentences. Python APIs count layers and heads from 0; written outputs number them from 1.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_json, write_text
 from pipeline.core.params import compose_params
 from pipeline.core.stage import StageRun
-from pipeline.kovaleva.framenet import FilterRule, read_sentences, to_record
+from pipeline.kovaleva.analysis import AnalyzeSettings, headline_metrics
+from pipeline.kovaleva.framenet import FilterRule, read_sentences, to_jsonl
 from pipeline.kovaleva.linguistic import TypeRule, Word, piece_type_masks
 from pipeline.kovaleva.measures import (
     cls_attention,
@@ -32,7 +34,13 @@ from pipeline.kovaleva.measures import (
     type_scores,
 )
 from pipeline.kovaleva.table1 import table1
-from pipeline.kovaleva.tables import cosine_table, grid_table, token_type_tables
+from pipeline.kovaleva.tables import (
+    cosine_table,
+    grid_example,
+    grid_table,
+    head_frame,
+    token_type_tables,
+)
 from stages import table1 as table1_stage
 
 FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
@@ -150,7 +158,7 @@ def test_cosine_table_averages_over_examples(tmp_path):
     table = cosine_table(store, "rte", [0, 1], chunk=1)
     expected = (1.0 + head_cosine(same, other)[:, 0]) / 2  # [L]
     np.testing.assert_allclose(table["cosine"], expected, rtol=1e-6)
-    assert table[["layer", "head"]].values.tolist() == [[1, 1], [2, 1]]
+    assert table[["layer", "head"]].values.tolist() == [[0, 0], [1, 0]]
     assert (table["examples"] == 2).all()
 
 
@@ -166,13 +174,13 @@ def test_token_type_tables_leave_examples_without_the_type_out(tmp_path):
     }
     received, cls = token_type_tables(store, "rte", [0, 1], masks, ["[CLS]", "rare"], chunk=2)
     part = received[received["variant"] == "pretrained"].set_index(["type", "layer"])
-    assert part.loc[("[CLS]", 1), "score"] == pytest.approx(1.5 / 4)
-    assert part.loc[("[CLS]", 1), "examples"] == 2
-    assert part.loc[("rare", 1), "score"] == pytest.approx(0.0)  # nobody attends to "b"
-    assert part.loc[("rare", 2), "score"] == pytest.approx(0.25)
-    assert part.loc[("rare", 2), "examples"] == 1  # example 0 has no "rare" token
+    assert part.loc[("[CLS]", 0), "score"] == pytest.approx(1.5 / 4)
+    assert part.loc[("[CLS]", 0), "examples"] == 2
+    assert part.loc[("rare", 0), "score"] == pytest.approx(0.0)  # nobody attends to "b"
+    assert part.loc[("rare", 1), "score"] == pytest.approx(0.25)
+    assert part.loc[("rare", 1), "examples"] == 1  # example 0 has no "rare" token
     last = cls[cls["variant"] == "finetuned"].set_index("type")
-    assert last["layer"].tolist() == [2, 2]  # the last layer, numbered from 1
+    assert last["layer"].tolist() == [1, 1]  # the last layer, counted from 0
     assert last.loc["[CLS]", "score"] == pytest.approx(1.0)  # identity map: [CLS] -> [CLS]
     assert last.loc["rare", "score"] == pytest.approx(0.0)
 
@@ -181,8 +189,51 @@ def test_grid_table_holds_every_weight_once():
     maps = example_maps()
     cells = grid_table(maps, TOKENS)
     assert len(cells) == 2 * 1 * 4 * 4
-    row = cells[(cells["layer"] == 1) & (cells["query"] == 1) & (cells["key"] == 3)].iloc[0]
+    row = cells[(cells["layer"] == 0) & (cells["query"] == 1) & (cells["key"] == 3)].iloc[0]
     assert (row["query_token"], row["key_token"], row["weight"]) == ("a", "[SEP]", 1.0)
+
+
+def test_grid_example_is_the_first_short_example_else_the_shortest():
+    infos = {7: sentence_info(["a", "b", "c"]), 3: sentence_info(["a"]), 5: sentence_info(["b"])}
+    assert grid_example(infos, max_tokens=3) == 3  # 5 pieces, 3 pieces, 3 pieces: first fit
+    assert grid_example(infos, max_tokens=2) == 3  # none fits: the shortest, first on ties
+    assert grid_example(infos, max_tokens=5) == 7
+
+
+def test_headline_metrics_name_layers_and_heads_from_one():
+    cosine = head_frame(np.array([[0.9, 0.8], [0.5, 0.7]]), "cosine")  # [L=2, H=2]
+    received = pd.concat(
+        [
+            head_frame(np.array([[0.1, 0.2], [0.3, 0.9]]), "score").assign(type=t, variant=v)
+            for v in ("pretrained", "finetuned")
+            for t in ("[CLS]", "nouns")
+        ]
+    )
+    cls = head_frame(np.array([[0.6, 0.4]]), "score", first_layer=1).assign(
+        type="[SEP]", variant="finetuned"
+    )
+    metrics = headline_metrics(cosine, received, cls)
+    assert metrics == {
+        "cosine.mean": pytest.approx(0.725),
+        "cosine.L1": pytest.approx(0.85),
+        "cosine.L2": pytest.approx(0.6),
+        "cosine.most_changed_layer": "L2",
+        "received.pretrained.cls.top_score": pytest.approx(0.9),
+        "received.pretrained.cls.top_head": "L2-H2",
+        "received.finetuned.cls.top_score": pytest.approx(0.9),
+        "received.finetuned.cls.top_head": "L2-H2",
+        "cls_last_layer.finetuned.sep.top_score": pytest.approx(0.6),
+        "cls_last_layer.finetuned.sep.top_head": "L2-H1",
+    }  # only [CLS] and [SEP] have top heads
+
+
+def test_analyze_settings_read_the_config_group():
+    settings = AnalyzeSettings.from_config(OmegaConf.load(CONF_DIR / "analyze" / "default.yaml"))
+    order = ["punctuation", "nouns", "verbs", "pronouns", "subjects", "objects", "negation"]
+    assert list(settings.token_types) == order  # Fig. 6's panels, in the config's order
+    assert {"no", "not", "n't"} <= settings.token_types["negation"].lower  # "no" is a word
+    assert settings.token_types["negation"].dep == frozenset({"neg"})
+    assert (settings.grid_variant, settings.grid_max_tokens) == ("finetuned", 24)
 
 
 def test_table1_stage_reads_each_tasks_main_metric(tmp_path):
@@ -273,13 +324,24 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
     analyze.run(stage)
     metrics = json.loads(stage.out("metrics", "analyze", "rte.json").read_text())
     # layer 2: cos(all-to-[SEP], identity) = 1 / n, averaged over n = 8 and n = 5
-    assert metrics["cosine.layer_1"] == pytest.approx(1.0)
-    assert metrics["cosine.layer_2"] == pytest.approx((1 / 8 + 1 / 5) / 2)
-    assert metrics["cosine.most_changed_layer"] == 2
+    assert metrics["cosine.L1"] == pytest.approx(1.0)
+    assert metrics["cosine.L2"] == pytest.approx((1 / 8 + 1 / 5) / 2)
+    assert metrics["cosine.most_changed_layer"] == "L2"
     assert metrics["received.pretrained.sep.top_score"] == pytest.approx(1.0)
+    assert metrics["received.pretrained.sep.top_head"] == "L1-H1"  # all tie: the first
     assert metrics["cls_last_layer.finetuned.cls.top_score"] == pytest.approx(1.0)
+    assert metrics["cls_last_layer.finetuned.cls.top_head"] == "L2-H1"
     assert metrics["examples"] == 2
-    types = pd.read_csv(stage.out("plots", "analyze", "rte", "token_types.csv"))
+    assert not [key for key in metrics if key.endswith("_seconds")]
+    plots = stage.out("plots", "analyze", "rte")
+    cosine = pd.read_csv(plots / "cosine.csv")
+    assert cosine[["layer", "head"]].drop_duplicates().shape == (8, 2)
+    assert (sorted(set(cosine["layer"])), sorted(set(cosine["head"]))) == ([1, 2], [1, 2, 3, 4])
+    assert set(pd.read_csv(plots / "cls_last_layer.csv")["layer"]) == {2}  # the last, from 1
+    grid = pd.read_csv(plots / "grid_example.csv")
+    assert (grid["layer"].min(), grid["head"].min(), grid["query"].min()) == (1, 1, 0)
+    assert len(grid) == 2 * 4 * 8 * 8  # example 0, the first of at most 24 pieces
+    types = pd.read_csv(plots / "token_types.csv")
     counts = types.groupby("type")["examples"].first().to_dict()
     assert counts["negation"] == 1  # only "did not bark" has a negation; the other is left out
     assert counts["nouns"] == 2 and counts["[CLS]"] == 2
@@ -300,14 +362,26 @@ def test_framenet_stage_scores_every_head_of_the_tiny_model(tmp_path):
 
     stage = micro_stage(tmp_path)
     sentences = read_sentences(FIXTURE, FilterRule())
-    lines = "".join(json.dumps(to_record(s)) + "\n" for s in sentences)
-    write_text(stage.data("framenet", "sentences.jsonl"), lines)
+    write_text(stage.data("framenet", "sentences.jsonl"), to_jsonl(sentences))
     framenet.run(stage)
     metrics = json.loads(stage.out("metrics", "framenet.json").read_text())
     heads = pd.read_csv(stage.out("plots", "framenet", "heads.csv"))
     assert metrics["sentences"] == 2 and len(heads) == 2 * 4
+    assert (sorted(set(heads["layer"])), sorted(set(heads["head"]))) == ([1, 2], [1, 2, 3, 4])
     assert heads["score"].between(0.0, 1.0).all()
     assert metrics["top1.score"] == pytest.approx(heads["score"].max())
     assert metrics["top1.score"] >= metrics["top2.score"] >= metrics["top3.score"]
     top = pd.read_csv(stage.out("plots", "framenet", "top_heads.csv"))
     assert top["lexical_unit"].eq("copy.v").all() and top["target"].eq("copied").all()
+    first = top.iloc[0]
+    assert metrics["top1.head"] == f"L{first['layer']}-H{first['head']}"
+    best = heads.loc[heads["score"].idxmax()]
+    assert (first["layer"], first["head"]) == (best["layer"], best["head"])
+    maps = pd.read_csv(stage.out("plots", "framenet", "top_head_maps.csv"))
+    assert maps[maps["rank"] == 1][["layer", "head"]].drop_duplicates().values.tolist() == [
+        [first["layer"], first["head"]]
+    ]
+    assert {p.name for p in stage.out("figures", "framenet").glob("*.png")} == {
+        "fig3_heads.png",
+        "fig4_top_heads.png",
+    }

@@ -13,21 +13,29 @@ import torch
 from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.annotate import AnnotationSession, MapView, make_server
-from pipeline.kovaleva.patterns.cnn import TrainSettings, resize_many
+from pipeline.kovaleva.patterns.annotate import AnnotationSession, MapView, map_title
+from pipeline.kovaleva.patterns.apply import class_shares, share_metrics
+from pipeline.kovaleva.patterns.cnn import CNNTrainingSettings, resize_many
+from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.features import map_features, special_mask
-from pipeline.kovaleva.patterns.fit import ClassifierSettings, fit_and_evaluate
+from pipeline.kovaleva.patterns.figures import pattern_examples_figure
+from pipeline.kovaleva.patterns.fit import fit_and_evaluate
 from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
     MapId,
     append_label,
     check_in_store,
     drop_last_label,
+    labelled_map_ids,
     map_ids,
     merge_labels,
+    read_annotations,
     read_labels,
+    write_labels,
 )
 from pipeline.kovaleva.patterns.maps import label_by_heuristic, load_maps
+from pipeline.kovaleva.patterns.server import make_server
+from pipeline.kovaleva.patterns.settings import ClassifierSettings, PatternSettings
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -162,7 +170,7 @@ def test_cnn_learns_a_synthetic_separable_set(one_thread):
         input_size=32,
         channels=(4, 4, 8, 8, 16, 16, 32, 32),
         val_fraction=0.2,
-        train=TrainSettings(epochs=20, batch_size=20, learning_rate=3e-3, seed=0),
+        training=CNNTrainingSettings(epochs=20, batch_size=20, learning_rate=3e-3, seed=0),
     )
     _, metrics, confusion = fit_and_evaluate(maps, labels, settings)
     assert metrics["num_val"] == 40 and len(confusion) == 40
@@ -196,7 +204,8 @@ def tiny_store(tmp_path) -> Path:
     return path
 
 
-def write_labels(path: Path, rows: list[tuple]) -> Path:
+def write_label_rows(path: Path, rows: list[tuple]) -> Path:
+    """A label file as people write it: layers and heads counted from 1."""
     columns = ["variant", "task", "example_id", "layer", "head", "label", "source"]
     pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
     return path
@@ -213,11 +222,44 @@ def test_heuristic_labels_maps_from_the_store(tiny_store):
     assert load_maps(stores, ids[:1])[0].shape == (10, 10)
 
 
-def test_unknown_class_names_the_row(tmp_path):
-    path = write_labels(
+def test_label_file_counts_from_one_on_disk_and_from_zero_in_memory(tmp_path):
+    ids = [MapId("finetuned", "mrpc", 5, 0, 0), MapId("finetuned", "rte", 9, 1, 2)]
+    frame = pd.DataFrame(list(ids), columns=list(MapId._fields)).assign(
+        label=["vertical", "block"], source="heuristic", special=[0.75, 0.125]
+    )
+    path = tmp_path / "labels.csv"
+    write_labels(path, frame)
+    on_disk = pd.read_csv(path)
+    assert list(zip(on_disk["layer"], on_disk["head"], strict=True)) == [(1, 1), (2, 3)]
+    assert list(on_disk["special"]) == [0.75, 0.125]  # other columns as they were
+    back = read_labels(path)
+    assert map_ids(back) == ids
+    pd.testing.assert_frame_equal(back.drop(columns="line"), frame)
+
+    human = tmp_path / "human.csv"
+    append_label(human, ids[1], "diagonal", "t1")
+    raw = pd.read_csv(human)
+    assert (raw.loc[0, "layer"], raw.loc[0, "head"]) == (2, 3)
+    assert labelled_map_ids(human) == [ids[1]]
+    assert drop_last_label(human) == ids[1]
+    assert labelled_map_ids(human) == [] and labelled_map_ids(tmp_path / "absent.csv") == []
+
+
+def test_label_file_counting_from_zero_is_rejected(tmp_path):
+    path = write_label_rows(
         tmp_path / "labels.csv",
-        [("finetuned", "mrpc", 5, 0, 0, "vertical", "human"),
-         ("finetuned", "mrpc", 5, 0, 1, "diagonl", "human")],
+        [("finetuned", "mrpc", 5, 1, 1, "vertical", "human"),
+         ("finetuned", "mrpc", 5, 1, 0, "diagonal", "human")],
+    )  # fmt: skip
+    with pytest.raises(PipelineError, match=r"labels\.csv:3: head 0: .* count layers and heads"):
+        read_labels(path)
+
+
+def test_unknown_class_names_the_row(tmp_path):
+    path = write_label_rows(
+        tmp_path / "labels.csv",
+        [("finetuned", "mrpc", 5, 1, 1, "vertical", "human"),
+         ("finetuned", "mrpc", 5, 1, 2, "diagonl", "human")],
     )  # fmt: skip
     with pytest.raises(PipelineError, match=r"labels\.csv:3: unknown class 'diagonl'"):
         read_labels(path)
@@ -226,26 +268,30 @@ def test_unknown_class_names_the_row(tmp_path):
 def test_map_missing_from_the_store_names_the_row(tmp_path, tiny_store):
     stores = {"mrpc": AttentionStore(tiny_store)}
     rows = [
-        ("finetuned", "mrpc", 5, 1, 2, "block", "heuristic"),
-        ("finetuned", "mrpc", 6, 0, 0, "block", "heuristic"),  # no example 6
-        ("finetuned", "mrpc", 5, 2, 0, "block", "heuristic"),  # no layer 2
+        ("finetuned", "mrpc", 5, 2, 3, "block", "heuristic"),  # the last layer's last head
+        ("finetuned", "mrpc", 6, 1, 1, "block", "heuristic"),  # no example 6
+        ("finetuned", "mrpc", 5, 3, 1, "block", "heuristic"),  # no layer 3 (of 2)
     ]
-    path = write_labels(tmp_path / "labels.csv", rows[:2])
+    path = write_label_rows(tmp_path / "labels.csv", rows[:1])
+    check_in_store(read_labels(path), path, stores)
+    path = write_label_rows(tmp_path / "labels.csv", rows[:2])
     with pytest.raises(PipelineError, match=r"labels\.csv:3: map \(finetuned, mrpc, example 6\)"):
         check_in_store(read_labels(path), path, stores)
-    path = write_labels(tmp_path / "labels.csv", [rows[0], rows[2]])
-    with pytest.raises(PipelineError, match=r"labels\.csv:3: layer 2, head 0 is outside"):
+    path = write_label_rows(tmp_path / "labels.csv", [rows[0], rows[2]])
+    with pytest.raises(PipelineError, match=r"labels\.csv:3: layer 3, head 1 is outside"):
         check_in_store(read_labels(path), path, stores)
-    path = write_labels(tmp_path / "labels.csv", [("finetuned", "rte", 5, 0, 0, "block", "human")])
+    path = write_label_rows(
+        tmp_path / "labels.csv", [("finetuned", "rte", 5, 1, 1, "block", "human")]
+    )
     with pytest.raises(PipelineError, match=r"labels\.csv:2: task 'rte' has no attention store"):
         check_in_store(read_labels(path), path, stores)
 
 
 def test_human_label_wins_and_undo_removes_the_last(tmp_path):
-    heuristic = write_labels(
+    heuristic = write_label_rows(
         tmp_path / "heuristic.csv",
-        [("finetuned", "mrpc", 5, 0, 0, "vertical", "heuristic"),
-         ("finetuned", "mrpc", 5, 0, 1, "diagonal", "heuristic")],
+        [("finetuned", "mrpc", 5, 1, 1, "vertical", "heuristic"),
+         ("finetuned", "mrpc", 5, 1, 2, "diagonal", "heuristic")],
     )  # fmt: skip
     human = tmp_path / "human.csv"
     append_label(human, MapId("finetuned", "mrpc", 5, 0, 1), "block", "t1")
@@ -258,6 +304,121 @@ def test_human_label_wins_and_undo_removes_the_last(tmp_path):
         (0, "vertical", "heuristic"),
         (1, "heterogeneous", "human"),  # the latest human label
     ]
+
+
+def test_annotations_of_the_run_tasks_with_human_labels_winning(tmp_path, tiny_store):
+    stores = {"mrpc": AttentionStore(tiny_store)}
+    write_label_rows(
+        tmp_path / "heuristic.csv",
+        [("finetuned", "mrpc", 5, 1, 1, "vertical", "heuristic"),
+         ("finetuned", "rte", 5, 1, 1, "block", "heuristic"),  # no rte store: left out
+         ("finetuned", "mrpc", 8, 2, 3, "diagonal", "heuristic")],
+    )  # fmt: skip
+    labels = read_annotations(tmp_path, stores)  # no human.csv yet
+    assert map_ids(labels) == [
+        MapId("finetuned", "mrpc", 5, 0, 0), MapId("finetuned", "mrpc", 8, 1, 2)
+    ]  # fmt: skip
+    append_label(tmp_path / "human.csv", MapId("finetuned", "mrpc", 8, 1, 2), "block", "t1")
+    labels = read_annotations(tmp_path, stores)
+    assert list(labels["label"]) == ["vertical", "block"]
+    assert list(labels["source"]) == ["heuristic", "human"]
+    with pytest.raises(PipelineError, match="no labelled maps of the tasks"):
+        read_annotations(tmp_path, {"sst2": stores["mrpc"]})  # no sst2 labels
+
+
+# --- settings, shares, Fig. 1 -----------------------------------------------------------------
+
+
+def test_pattern_settings_from_the_config():
+    from omegaconf import OmegaConf
+
+    from pipeline.core.params import compose_params
+
+    cfg = OmegaConf.create(compose_params())
+    settings = PatternSettings.from_config(cfg.patterns, seed=7)
+    assert settings.classifier.training.seed == 7 and settings.seed == 7
+    assert settings.classifier.channels == tuple(cfg.patterns.classifier.channels)
+    assert settings.thresholds == Thresholds(**cfg.patterns.heuristic)
+    cfg.patterns.labels = "people"
+    with pytest.raises(PipelineError, match=r"unknown patterns\.labels 'people'"):
+        PatternSettings.from_config(cfg.patterns, seed=7)
+
+
+def predictions_frame() -> pd.DataFrame:
+    """Hand-made predictions of 2 tasks x 2 variants (layers and heads from 0)."""
+    return pd.DataFrame(
+        [("rte", "finetuned", 0, 0, 3, "vertical", "vertical", 0.9),
+         ("rte", "finetuned", 0, 1, 60, "vertical", "vertical", 0.95),  # long map
+         ("rte", "finetuned", 1, 0, 10, "vertical", "block", 0.99),  # the rule disagrees
+         ("rte", "finetuned", 1, 1, 10, "block", "heterogeneous", 0.6),
+         ("rte", "pretrained", 0, 0, 3, "diagonal", "diagonal", 0.8),
+         ("sst2", "finetuned", 0, 0, 5, "vertical", "heterogeneous", 0.7)],
+        columns=["task", "variant", "layer", "head", "length", "label", "heuristic", "confidence"],
+    ).assign(example_id=4)  # fmt: skip
+
+
+def test_class_shares_and_their_metrics():
+    predictions = predictions_frame()
+    shares = class_shares(predictions)
+    assert len(shares) == 2 * 2 * len(CLASSES)  # every class of every task and variant
+    rte = shares[(shares["task"] == "rte") & (shares["variant"] == "finetuned")]
+    assert dict(zip(rte["class"], rte["count"], strict=True)) == {
+        "vertical": 3, "diagonal": 0, "vertical+diagonal": 0, "block": 1, "heterogeneous": 0
+    }  # fmt: skip
+    metrics = share_metrics(predictions, shares)
+    assert metrics["rte_finetuned_vertical"] == 0.75
+    assert metrics["rte_finetuned_heuristic_agreement"] == 0.5
+    assert metrics["rte_pretrained_diagonal"] == 1.0
+
+
+def test_fig1_picks_a_confident_agreed_short_map_and_names_its_head_from_one():
+    picks = pick_examples(predictions_frame(), "finetuned", max_length=40)
+    assert list(picks["label"]) == ["vertical", "block"]
+    # vertical: the rule agrees on (0, 0) and (0, 1); (0, 1) is longer than 40 tokens
+    assert (picks.loc[0, "layer"], picks.loc[0, "head"]) == (0, 0)
+    # block: the only one, though the rule disagrees
+    assert (picks.loc[1, "layer"], picks.loc[1, "head"]) == (1, 1)
+
+    n = 3
+    table = pd.DataFrame(
+        {
+            "class": "diagonal",
+            "variant": "finetuned",
+            "task": "rte",
+            "example_id": 7,
+            "layer": 2,
+            "head": 4,
+            "query": np.repeat(np.arange(n), n),
+            "key": np.tile(np.arange(n), n),
+            "query_token": np.repeat(["[CLS]", "a", "[SEP]"], n),
+            "key_token": np.tile(["[CLS]", "a", "[SEP]"], n),
+            "weight": np.eye(n).reshape(-1),
+        }
+    )
+    figure = pattern_examples_figure(table)
+    assert figure.axes[0].get_title() == "diagonal\nrte ex. 7, L3-H5"
+
+
+# --- the annotation session ---------------------------------------------------------------
+
+
+def test_session_names_heads_from_one_and_resumes(tmp_path):
+    tokens, _ = pair_tokens(1, 1)
+    queue = [MapId("finetuned", "rte", 7, 2, head) for head in (4, 5)]
+    views = {m: MapView(tokens, np.full((5, 5), 0.2)) for m in queue}
+    labels = tmp_path / "human.csv"
+    session = AnnotationSession(queue, labels, views.__getitem__)
+    current = session.state()["current"]
+    assert current["id"] == ["finetuned", "rte", 7, 2, 4]  # the API counts from 0
+    assert current["title"] == map_title(queue[0]) == "rte, finetuned, example 7, L3-H5"
+    session.label(queue[0], "block")
+    raw = pd.read_csv(labels)
+    assert (raw.loc[0, "layer"], raw.loc[0, "head"]) == (3, 5)  # the file counts from 1
+
+    resumed = AnnotationSession(queue, labels, views.__getitem__)
+    assert resumed.done == {queue[0]} and resumed.current() == queue[1]
+    resumed.undo()
+    assert resumed.current() == queue[0] and labelled_map_ids(labels) == []
 
 
 # --- the annotation page in a real browser ----------------------------------------------------
@@ -295,7 +456,7 @@ def test_annotation_page_in_headless_chromium(tmp_path):
     labels = tmp_path / "annotations" / "human.csv"
     expect = sync_api.expect
 
-    def saved() -> list[tuple]:
+    def saved() -> list[tuple]:  # heads as the file numbers them, from 1
         frame = pd.read_csv(labels)
         return list(zip(frame["head"], frame["label"], frame["source"], strict=True))
 
@@ -307,7 +468,7 @@ def test_annotation_page_in_headless_chromium(tmp_path):
         page.wait_for_selector("body[data-ready='1']")
         progress, meta = page.locator("#progress"), page.locator("#meta")
         expect(progress).to_have_text("0 / 3 labelled")
-        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 1")
+        expect(meta).to_have_text("rte, finetuned, example 7, L1-H1")
         # the vertical map's [CLS] column is drawn dark blue, a plain key's cell white
         pixel = "([x, y]) => Array.from(document.getElementById('map')"
         pixel += ".getContext('2d').getImageData(x, y, 1, 1).data)"
@@ -317,16 +478,16 @@ def test_annotation_page_in_headless_chromium(tmp_path):
 
         page.keyboard.press("2")  # diagonal, written at once
         expect(progress).to_have_text("1 / 3 labelled")
-        assert saved() == [(0, "diagonal", "human")]
+        assert saved() == [(1, "diagonal", "human")]
         page.keyboard.press("s")  # skip head 2 ...
-        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 3")
+        expect(meta).to_have_text("rte, finetuned, example 7, L1-H3")
         page.click("button[data-label='block']")
         expect(progress).to_have_text("2 / 3 labelled")
-        assert saved() == [(0, "diagonal", "human"), (2, "block", "human")]
+        assert saved() == [(1, "diagonal", "human"), (3, "block", "human")]
         page.keyboard.press("u")  # undo the block label: head 3 is shown again
         expect(progress).to_have_text("1 / 3 labelled")
-        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 3")
-        assert saved() == [(0, "diagonal", "human")]
+        expect(meta).to_have_text("rte, finetuned, example 7, L1-H3")
+        assert saved() == [(1, "diagonal", "human")]
         server.shutdown()
         server.server_close()
 
@@ -334,14 +495,14 @@ def test_annotation_page_in_headless_chromium(tmp_path):
         server, url = serve(queue, views, labels)
         page.goto(url)
         expect(progress).to_have_text("1 / 3 labelled")
-        expect(meta).to_have_text("rte, finetuned, example 7, layer 1, head 2")
+        expect(meta).to_have_text("rte, finetuned, example 7, L1-H2")
         page.keyboard.press("1")
         expect(progress).to_have_text("2 / 3 labelled")
         page.keyboard.press("4")
         expect(progress).to_have_text("3 / 3 labelled")
         expect(meta).to_have_text("All sampled maps are labelled. Thank you!")
         assert saved() == [
-            (0, "diagonal", "human"), (1, "vertical", "human"), (2, "block", "human")
+            (1, "diagonal", "human"), (2, "vertical", "human"), (3, "block", "human")
         ]  # fmt: skip
         browser.close()
         server.shutdown()
@@ -398,6 +559,8 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
         kinds[layer][head] for layer, head in zip(shipped["layer"], shipped["head"], strict=True)
     ]
     assert (shipped["label"] == expected).mean() > 0.95
+    on_disk = pd.read_csv(folder / "heuristic.csv")  # counts layers and heads from 1
+    assert set(on_disk["layer"]) == {1, 2} and set(on_disk["head"]) == {1, 2, 3}
     first = map_ids(shipped.head(1))[0]
     append_label(folder / "human.csv", first, "heterogeneous", "now")
 
@@ -406,8 +569,10 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
     assert len(labels) == 80
     human = labels[labels["source"] == "human"]
     assert len(human) == 1 and human.iloc[0]["label"] == "heterogeneous"
+    assert (human.iloc[0]["layer"], human.iloc[0]["head"]) == (first.layer + 1, first.head + 1)
     metrics = pd.read_json(tmp_path / "outputs" / "metrics" / "patterns_train.json", typ="series")
     assert metrics["num_human"] == 1 and metrics["num_val"] == 16
+    assert not [key for key in metrics.index if key.endswith("_seconds")]
     confusion = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_train" / "confusion.csv")
     assert metrics["accuracy"] == (confusion["actual"] == confusion["predicted"]).mean()
     assert (tmp_path / "outputs" / "patterns" / "cnn.pt").exists()
@@ -418,6 +583,10 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
     np.testing.assert_allclose(shares.groupby(["task", "variant"])["share"].sum(), 1.0, atol=1e-5)
     predictions = pd.read_parquet(tmp_path / "outputs" / "patterns" / "predictions.parquet")
     assert len(predictions) == 2 * 2 * 8 * 6  # tasks x variants x num_examples x heads
+    assert set(predictions["layer"]) == {1, 2} and set(predictions["head"]) == {1, 2, 3}
+    examples = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_apply" / "examples.csv")
+    assert set(examples["layer"]) <= {1, 2} and set(examples["head"]) <= {1, 2, 3}
+    assert 0 not in set(examples["layer"]) | set(examples["head"])
     figures = tmp_path / "outputs" / "figures" / "patterns_apply"
     assert (figures / "fig1_pattern_examples.png").exists()
     assert (figures / "fig2_pattern_shares.png").exists()

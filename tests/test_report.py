@@ -41,3 +41,21 @@ def test_stage_order_follows_the_pipeline_then_names():
         "alpha",
         "zeta",
     ]
+
+
+def test_report_shows_each_tasks_loss_curve_from_its_folder(tmp_path):
+    for task in ("mrpc", "rte"):
+        figure, axis = plt.subplots()
+        axis.plot([1, 2], [0.7, 0.5])
+        save_figure(tmp_path / f"figures/finetune/{task}/loss.png", figure, f"{task} loss caption")
+        curve = pd.DataFrame({"variant": ["finetuned"], "step": [10], "loss": [0.5]})
+        write_table(tmp_path / f"plots/finetune/{task}/loss.csv", curve)
+    page = render_report(tmp_path, "Title", "seed: 42\n")
+    section = page[page.index("<h2>Fine-tuning") :]
+    for task in ("mrpc", "rte"):
+        png = (tmp_path / f"figures/finetune/{task}/loss.png").read_bytes()
+        assert base64.b64encode(png).decode() in section
+        assert f"{task} loss caption" in section
+        assert f'alt="figures/finetune/{task}/loss.png"' in section
+        assert f"plots/finetune/{task}/loss.csv" in section
+    assert section.index("mrpc loss caption") < section.index("rte loss caption")

@@ -1,22 +1,33 @@
-"""Dumping attention: tokens with their word alignment, and every map of a model, into a store."""
+"""Dumping attention: tokens with their word alignment, and every map of a model, into a store.
+
+`dump_task` is the dump_attention stage's work: every map of several models (the variants)
+on the same rows of one task, written into one store.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
+from omegaconf import DictConfig
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import capture_maps
-from pipeline.attention.store import AttentionWriter, TokenInfo
+from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.store import AttentionWriter, Quantize, TokenInfo
 from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,3 +126,78 @@ def dump_variant(
                 writer.add(
                     variant, task, example.example_id, maps.pop(example.example_id), example.tokens
                 )
+
+
+@dataclass(frozen=True)
+class DumpSettings:
+    """The `dump_attention` config group."""
+
+    num_examples: int  # the first rows of the eval split
+    batch_size: int
+    quantize: Quantize
+    row_group_mib: float
+
+    @classmethod
+    def from_config(cls, node: DictConfig) -> DumpSettings:
+        return cls(node.num_examples, node.batch_size, node.quantize, node.row_group_mib)
+
+
+def dump_task(
+    models: Mapping[str, PreTrainedModel],
+    tokenizer: PreTrainedTokenizerBase,
+    task: TaskSpec,
+    frame: pd.DataFrame,
+    path: Path,
+    settings: DumpSettings,
+    *,
+    max_length: int,
+    model_id: str,
+    config_hash: str,
+) -> dict[str, float | int]:
+    """Write every map of each model (variant name -> model, on its device) on the first
+    `settings.num_examples` rows of `frame` into a new store at `path`; return its metrics:
+    examples, mean_tokens, file_mib and bytes_vs_raw_float16 (the store's size over the
+    raw float16 maps')."""
+    attached = {variant: attach(models[variant].eval()) for variant in sorted(models)}
+    shapes = {variant: model_shape(model) for variant, model in attached.items()}
+    if len(set(shapes.values())) > 1:
+        raise PipelineError(f"the {task.name} models differ in shape {shapes}; re-run finetune")
+    num_layers, num_heads = next(iter(shapes.values()))
+    examples = tokenize_examples(tokenizer, task, frame.head(settings.num_examples), max_length)
+    started = time.perf_counter()
+    with AttentionWriter(
+        path,
+        model_id=model_id,
+        num_layers=num_layers,
+        num_heads=num_heads,
+        config_hash=config_hash,
+        quantize=settings.quantize,
+        row_group_bytes=int(settings.row_group_mib * 2**20),
+    ) as writer:
+        for variant, model in attached.items():  # sorted: the store's row order
+            dump_variant(
+                model,
+                examples,
+                writer,
+                variant,
+                task.name,
+                batch_size=settings.batch_size,
+                pad_id=tokenizer.pad_token_id,
+            )
+    log.info(
+        "%s: %d examples x %d variants in %.1f s -> %s",
+        task.name,
+        len(examples),
+        len(models),
+        time.perf_counter() - started,
+        path,
+    )
+    lengths = np.array([len(e.tokens) for e in examples])  # [N] word pieces
+    raw_bytes = len(models) * num_layers * num_heads * int((lengths**2).sum()) * 2
+    size = path.stat().st_size
+    return {
+        "examples": len(examples),
+        "mean_tokens": round(float(lengths.mean()), 2),
+        "file_mib": round(size / 2**20, 3),
+        "bytes_vs_raw_float16": round(size / raw_bytes, 4),
+    }

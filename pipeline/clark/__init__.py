@@ -2,7 +2,13 @@
 
 Each module holds one analysis as short functions over stacks of attention maps:
 `attend` (where heads attend), `entropy`, `clustering` (Jensen-Shannon head distances),
-`words` (word-piece maps to word maps), `ud` (CoNLL-U trees), `syntax` (dependency heads),
-`coref` (GAP coreference heads), `probe` (the attention-only dependency probe),
-`stream` (word-level attention streamed through the engine), `figures`.
+`words` (word-piece maps to word maps), `ud` (CoNLL-U trees and treebank samples),
+`syntax` (dependency heads), `coref` (GAP examples and coreference heads), `probe` (the
+attention-only dependency probe), `vectors` (GloVe), `stream` (attention streamed through
+the engine), `figures`.
+
+Each stage calls one entry point, which returns 0-based tables and metrics ready to write:
+`heads_report.analyse_heads` (clark_heads), `syntax_report.analyse_syntax` (clark_syntax),
+`coref_report.analyse_coref` (clark_coref). The stages number layers and heads from 1 when
+they write the tables (pipeline.core.heads.numbered_from_one); the figures do the same.
 """

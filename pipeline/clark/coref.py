@@ -21,6 +21,7 @@ from transformers import PreTrainedTokenizerBase
 
 from pipeline.clark.words import piece_groups
 from pipeline.core.errors import PipelineError
+from pipeline.data.sampling import seeded_subset
 
 GAP_COLUMNS = (
     "Text",
@@ -57,7 +58,7 @@ def read_gap(path: str | Path) -> list[GapExample]:
     """The GAP examples of one TSV file whose pronoun refers to exactly one of A and B."""
     path = Path(path)
     if not path.exists():
-        raise PipelineError(f"GAP file not found: {path}; set clark.coref.dir to the GAP folder")
+        raise PipelineError(f"GAP file not found: {path}; set clark_coref.dir to the GAP folder")
     frame = pd.read_csv(path, sep="\t", quoting=3, keep_default_na=False, dtype=str)
     missing = [c for c in GAP_COLUMNS if c not in frame.columns]
     if missing:
@@ -74,6 +75,15 @@ def read_gap(path: str | Path) -> list[GapExample]:
         ]
         examples.append(GapExample(fields["Text"], spans[0], (spans[1], spans[2]), int(flags[1])))
     return examples
+
+
+def read_gap_sample(
+    folder: str | Path, split: str, size: int | None, seed: int
+) -> list[GapExample]:
+    """`size` examples drawn at random from a GAP folder's `gap-<split>.tsv` (development,
+    validation or test), in file order; all of them when `size` is None."""
+    examples = read_gap(Path(folder) / f"gap-{split}.tsv")
+    return [examples[i] for i in seeded_subset(len(examples), size, seed)]
 
 
 def nearest_candidate(example: GapExample) -> int:

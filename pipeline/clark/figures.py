@@ -1,4 +1,8 @@
-"""The figures of the Clark et al. analyses, each drawn from the table written beside it."""
+"""The figures of the Clark et al. analyses, each drawn from the table written beside it.
+
+Tables come in as the analyses return them, with 0-based `layer` and `head`; every figure
+labels layers and heads from 1 (L3, L3-H5), as the written tables do.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import seaborn as sns
 from pipeline.clark.attend import TARGETS
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.syntax import ALL
-from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.heads import head_name, layer_name, numbered_from_one
 
 TARGET_TITLES = {
     "cls": "[CLS]",
@@ -63,9 +67,20 @@ def entropy_per_layer(table: pd.DataFrame) -> plt.Figure:
 
 
 def head_clusters(table: pd.DataFrame) -> plt.Figure:
-    """MDS embedding of the heads (Clark et al. Fig. 6), coloured by layer and by behaviour."""
+    """MDS embedding of the heads (Clark et al. Fig. 6), coloured by layer (L1, L2, ...) and
+    by behaviour."""
     figure, axes = plt.subplots(1, 2, figsize=(12, 5), sharex=True, sharey=True)
-    sns.scatterplot(data=table, x="x", y="y", hue="layer", palette="viridis", ax=axes[0], s=40)
+    layers = [layer_name(layer) for layer in sorted(set(table["layer"]))]
+    sns.scatterplot(
+        data=table.assign(layer=table["layer"].map(layer_name)),
+        x="x",
+        y="y",
+        hue="layer",
+        hue_order=layers,
+        palette="viridis",
+        ax=axes[0],
+        s=40,
+    )
     present = [b for b in BEHAVIOURS if b in set(table["behaviour"])]
     sns.scatterplot(
         data=table,
@@ -77,9 +92,9 @@ def head_clusters(table: pd.DataFrame) -> plt.Figure:
         ax=axes[1],
         s=40,
     )
-    for ax, title in zip(axes, ("by layer", "by behaviour"), strict=True):
-        ax.set_title(f"Heads embedded by Jensen-Shannon distance (MDS), {title}")
-        ax.legend(fontsize=7, loc="best")
+    for ax, hue in zip(axes, ("layer", "behaviour"), strict=True):
+        ax.set_title(f"Heads embedded by Jensen-Shannon distance (MDS), by {hue}")
+        ax.legend(fontsize=7, loc="best", title=hue, title_fontsize=7)
     figure.tight_layout()
     return figure
 

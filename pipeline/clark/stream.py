@@ -6,31 +6,10 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
-from tqdm import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.capture import Encoding, capture_maps
+from pipeline.attention.capture import Encoding, stream_maps
 from pipeline.clark.words import piece_groups, word_maps
-from pipeline.data.batching import length_batches
-
-
-@torch.no_grad()
-def stream_maps(
-    model: PreTrainedModel,
-    encodings: Sequence[Encoding],
-    batch_size: int,
-    pad_id: int,
-    desc: str = "attention",
-) -> Iterator[tuple[int, torch.Tensor]]:
-    """(index, maps float [L, H, n, n]) for every encoding, in batches of similar length.
-
-    The model must be attached to the engine (pipeline.attention.engine.attach). Examples come in
-    length order, not input order; the index says which one each is.
-    """
-    lengths = [len(encoding["input_ids"]) for encoding in encodings]
-    for chosen in tqdm(length_batches(lengths, batch_size), desc=desc, unit="batch"):
-        maps = capture_maps(model, [encodings[i] for i in chosen], pad_id)
-        yield from zip(chosen, maps, strict=True)
 
 
 def encode_words(

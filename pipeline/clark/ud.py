@@ -1,4 +1,4 @@
-"""Reading Universal Dependencies trees from CoNLL-U files."""
+"""Reading Universal Dependencies trees from CoNLL-U files and treebank folders."""
 
 from __future__ import annotations
 
@@ -38,7 +38,9 @@ def read_conllu(path: str | Path, strip_subtypes: bool = True) -> list[Sentence]
     """Basic trees of a CoNLL-U file; multi-word token lines and empty nodes are skipped."""
     path = Path(path)
     if not path.exists():
-        raise PipelineError(f"CoNLL-U file not found: {path}; set clark.ud.dir to the UD folder")
+        raise PipelineError(
+            f"CoNLL-U file not found: {path}; set clark_syntax.ud.dir to the UD folder"
+        )
     sentences: list[Sentence] = []
     sent_id, rows = "", []
     for number, line in _rows(path):
@@ -70,6 +72,21 @@ def _sentence(sent_id: str, rows: list[list[str]], strip_subtypes: bool) -> Sent
     )
 
 
-def sample(sentences: list[Sentence], limit: int | None, seed: int) -> list[Sentence]:
-    """At most `limit` sentences drawn at random (all, in file order, when limit is None)."""
-    return [sentences[i] for i in seeded_subset(len(sentences), limit, seed)]
+def treebank_file(folder: Path, split: str) -> Path:
+    """The one `*-ud-<split>.conllu` file of a UD treebank folder."""
+    found = sorted(Path(folder).glob(f"*-ud-{split}.conllu"))
+    if len(found) != 1:
+        raise PipelineError(
+            f"expected one *-ud-{split}.conllu in {folder}, found {len(found)}; "
+            "set clark_syntax.ud.dir to a UD treebank folder"
+        )
+    return found[0]
+
+
+def read_treebank_sample(
+    folder: str | Path, split: str, size: int | None, seed: int, strip_subtypes: bool = True
+) -> list[Sentence]:
+    """`size` sentences drawn at random from a treebank folder's `split` file (train, dev or
+    test), in file order; all of them when `size` is None."""
+    sentences = read_conllu(treebank_file(Path(folder), split), strip_subtypes)
+    return [sentences[i] for i in seeded_subset(len(sentences), size, seed)]

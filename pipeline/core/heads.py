@@ -1,7 +1,8 @@
 """How heads are named for people: numbered from 1, as both papers do.
 
-The engine, the store and every table keep 0-based `layer`/`head` indices; figures, metric
-names and the report show layer l, head h as `L{l+1}-H{h+1}`.
+Python APIs (the engine, the store, in-memory tables) keep 0-based `layer`/`head` indices;
+every human-facing output (written tables, label files, metrics, figures, the report) counts
+from 1: layer l, head h is `L{l+1}-H{h+1}`, and written `layer`/`head` columns hold l+1, h+1.
 """
 
 from __future__ import annotations

@@ -5,14 +5,19 @@ task's text columns (hub names, e.g. sentence1/sentence2) and `label` (int class
 float score for STS-B). The classic files have quirks this module absorbs: MRPC's UTF-8
 byte-order mark and its own column names, CoLA without a header, STS-B's float scores,
 MNLI's matched and mismatched dev files, QQP's malformed lines (skipped and counted).
+
+`prepare_task` is the prepare stage's work: every labelled split of a task, subsampled.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
+from omegaconf import DictConfig
 
 from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
@@ -97,6 +102,56 @@ def subsample(frame: pd.DataFrame, max_rows: int | None, seed: int) -> pd.DataFr
     if max_rows is None or len(frame) <= max_rows:
         return frame.reset_index(drop=True)
     return frame.sample(n=max_rows, random_state=seed).sort_values("idx").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class PrepareSettings:
+    """The `prepare` config group and the global seed."""
+
+    source: Literal["local", "hub"]
+    max_train_rows: int | None  # None keeps every row
+    max_eval_rows: int | None
+    seed: int  # of the subsets
+
+    @classmethod
+    def from_config(cls, node: DictConfig, seed: int) -> PrepareSettings:
+        if node.source not in ("local", "hub"):
+            raise PipelineError(f"unknown prepare.source '{node.source}'; use local or hub")
+        return cls(node.source, node.max_train_rows, node.max_eval_rows, seed)
+
+
+@dataclass(frozen=True)
+class PreparedSplit:
+    """The kept rows of one split and what they were drawn from."""
+
+    frame: pd.DataFrame
+    source_rows: int
+    malformed_skipped: int
+
+    def counts(self, prefix: str) -> dict[str, int]:
+        """Flat metrics `<prefix>.rows`, `.source_rows` and, when any, `.malformed_skipped`."""
+        counts = {f"{prefix}.rows": len(self.frame), f"{prefix}.source_rows": self.source_rows}
+        if self.malformed_skipped:
+            counts[f"{prefix}.malformed_skipped"] = self.malformed_skipped
+        return counts
+
+
+def prepare_task(
+    task: TaskSpec, settings: PrepareSettings, glue_folder: Path
+) -> dict[str, PreparedSplit]:
+    """Every labelled split of `task` by name, read from `settings.source` (`glue_folder` is
+    the classic glue_data folder) and cut to a seeded subset of at most the split's limit."""
+    prepared = {}
+    for split in split_names(task):
+        if settings.source == "local":
+            frame, skipped = read_local_split(glue_folder, task, split)
+        else:
+            frame, skipped = read_hub_split(task, split), 0
+        limit = settings.max_train_rows if split == "train" else settings.max_eval_rows
+        kept = subsample(frame, limit, settings.seed)
+        log.info("%s/%s: %d of %d rows", task.name, split, len(kept), len(frame))
+        prepared[split] = PreparedSplit(kept, len(frame), skipped)
+    return prepared
 
 
 def read_split(data_root: Path, task: str, split: str) -> pd.DataFrame:

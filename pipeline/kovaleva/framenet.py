@@ -12,20 +12,25 @@ end. The paper keeps a sentence when (defaults in brackets):
   core FE is at least `target_window + 1` tokens away from the target.
 
 The reader reads the release as it ships (`.tgz`) or unpacked, without unpacking anything.
+The sentences that pass are kept as JSON lines (`to_jsonl`, `load_sentences`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import tarfile
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from omegaconf import DictConfig
 
 from pipeline.core.errors import PipelineError
+from pipeline.data.sampling import seeded_subset
 
 CORE_TYPES = ("Core", "Core-Unexpressed")
 _SENTENCE = re.compile(r"<sentence\b.*?</sentence>", re.S)
@@ -64,6 +69,11 @@ class FilterRule:
     max_tokens: int = 12
     max_fe_tokens: int = 3
     target_window: int = 2
+
+    @classmethod
+    def from_config(cls, node: DictConfig) -> FilterRule:
+        """The rule of the `framenet` config group."""
+        return cls(node.max_tokens, node.max_fe_tokens, node.target_window)
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
@@ -195,6 +205,30 @@ def from_record(record: dict) -> FrameSentence:
         target=Span(**record["target"]),
         core_fes=tuple(Span(**fe) for fe in record["core_fes"]),
     )
+
+
+def to_jsonl(sentences: Sequence[FrameSentence]) -> str:
+    """One JSON record per line (sorted keys), as data/framenet/sentences.jsonl holds them."""
+    return "".join(json.dumps(to_record(s), sort_keys=True) + "\n" for s in sentences)
+
+
+def load_sentences(path: Path, limit: int | None, seed: int) -> list[FrameSentence]:
+    """A seeded sample of `limit` sentences (None: all) of a `to_jsonl` file, in file order."""
+    if not path.exists():
+        raise PipelineError(f"{path} not found; run the framenet_data stage first")
+    sentences = [from_record(json.loads(line)) for line in path.read_text().splitlines()]
+    return [sentences[i] for i in seeded_subset(len(sentences), limit, seed)]
+
+
+def sentence_counts(sentences: Sequence[FrameSentence]) -> dict[str, int]:
+    """How many sentences, frames and lexical units passed, and sentences per core-FE count."""
+    fe_counts = Counter(len(s.core_fes) for s in sentences)
+    return {
+        "sentences": len(sentences),
+        "frames": len({s.frame for s in sentences}),
+        "lexical_units": len({s.lu for s in sentences}),
+        **{f"with_{k}_core_fes": v for k, v in sorted(fe_counts.items())},
+    }
 
 
 def piece_indices(offsets: np.ndarray, special: np.ndarray, spans: Sequence[Span]) -> np.ndarray:

@@ -52,7 +52,7 @@ class Word:
 
 
 def parse_rules(config: Mapping[str, Mapping]) -> dict[str, TypeRule]:
-    """{type name: rule} from the `analysis.token_types` config node."""
+    """{type name: rule} from the `analyze.token_types` config node."""
     return {name: TypeRule.from_config(node) for name, node in config.items()}
 
 
@@ -102,7 +102,7 @@ def load_spacy(name: str):
         package = name.replace("_", "-")
         raise PipelineError(
             f"spaCy pipeline '{name}' is not installed; run `pip install --no-deps {package}` "
-            "or set analysis.spacy_model"
+            "or set analyze.spacy_model"
         ) from error
 
 

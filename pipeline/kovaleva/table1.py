@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import matplotlib
-
-matplotlib.use("Agg")  # figures are files; no display is needed
-
-import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 
 from pipeline.core.errors import PipelineError
 
@@ -49,16 +43,10 @@ def table1(
     return pd.DataFrame(rows, columns=["task", "metric", *REGIMES])
 
 
-def table1_figure(table: pd.DataFrame) -> plt.Figure:
-    """Grouped bars: per task, the main-metric dev score of each regime."""
-    long = table.melt(id_vars=["task", "metric"], value_vars=list(REGIMES), var_name="regime")
-    long["regime"] = long["regime"].map(REGIMES)
-    long["task"] = long["task"] + " (" + long["metric"] + ")"
-    figure, ax = plt.subplots(figsize=(1.8 * len(table) + 2.5, 3.5))
-    sns.barplot(long, x="task", y="value", hue="regime", ax=ax)
-    ax.set_xlabel("")
-    ax.set_ylabel("dev score")
-    ax.axhline(0.0, color="black", linewidth=0.6)
-    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(1.0, 0.0))
-    figure.tight_layout()
-    return figure
+def table1_metrics(table: pd.DataFrame) -> dict[str, float]:
+    """Flat metrics of a `table1` table: `<task>.<regime>` -> dev score."""
+    return {
+        f"{row.task}.{regime}": float(getattr(row, regime))
+        for row in table.itertuples()
+        for regime in REGIMES
+    }

@@ -1,8 +1,9 @@
 """Per-head tables of the Kovaleva et al. analyses, computed over an attention store.
 
 Each function reads the maps it needs example by example (a few at a time), applies one
-formula of `pipeline.kovaleva.measures`, and averages over examples. Tables number layers and heads
-from 1, as the paper's figures do.
+formula of `pipeline.kovaleva.measures`, and averages over examples. Tables count layers and
+heads from 0, as every Python API does; the entry points (`analysis`, `framenet_heads`)
+number them from 1 for the written tables (`pipeline.core.heads.numbered_from_one`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from pipeline.kovaleva.measures import (
 VARIANTS = ("pretrained", "finetuned")
 
 
-def head_frame(values: np.ndarray, column: str, first_layer: int = 1) -> pd.DataFrame:
-    """A [L, H] array as a long table (layer, head, column), numbered from 1."""
+def head_frame(values: np.ndarray, column: str, first_layer: int = 0) -> pd.DataFrame:
+    """A [L, H] array as a long table (layer, head, column); row l is layer `first_layer + l`."""
     layers, heads = np.meshgrid(
-        np.arange(values.shape[0]) + first_layer, np.arange(values.shape[1]) + 1, indexing="ij"
+        np.arange(values.shape[0]) + first_layer, np.arange(values.shape[1]), indexing="ij"
     )
     return pd.DataFrame(
         {"layer": layers.ravel(), "head": heads.ravel(), column: values.ravel().astype(float)}
@@ -105,8 +106,8 @@ def token_type_tables(
             if not received[name]:
                 continue  # no example holds this type
             for rows, scores, first_layer in (
-                (received_rows, received[name], 1),
-                (cls_rows, cls[name], store.num_layers),
+                (received_rows, received[name], 0),
+                (cls_rows, cls[name], store.num_layers - 1),
             ):
                 mean, count = mean_over_examples(scores)
                 frame = head_frame(mean, "score", first_layer)
@@ -117,15 +118,11 @@ def token_type_tables(
     return pd.concat(received_rows, ignore_index=True), pd.concat(cls_rows, ignore_index=True)
 
 
-def grid_example(
-    store: AttentionStore, task: str, examples: Sequence[int], max_tokens: int
-) -> tuple[int, TokenInfo]:
-    """Fig. 10's example: the first of `examples` with at most `max_tokens` pieces (else the
-    shortest)."""
-    infos = {e: store.tokens(task, e) for e in examples}
-    short = [e for e in examples if len(infos[e]) <= max_tokens]
-    chosen = short[0] if short else min(examples, key=lambda e: len(infos[e]))
-    return chosen, infos[chosen]
+def grid_example(infos: Mapping[int, TokenInfo], max_tokens: int) -> int:
+    """Fig. 10's example: the first of `infos` (example_id -> tokens, in analysis order) with
+    at most `max_tokens` pieces, else the shortest."""
+    short = [e for e, info in infos.items() if len(info) <= max_tokens]
+    return short[0] if short else min(infos, key=lambda e: len(infos[e]))
 
 
 def grid_table(maps: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
@@ -137,8 +134,8 @@ def grid_table(maps: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
     tokens = np.asarray(tokens, dtype=object)
     return pd.DataFrame(
         {
-            "layer": layer.ravel() + 1,
-            "head": head.ravel() + 1,
+            "layer": layer.ravel(),
+            "head": head.ravel(),
             "query": query.ravel(),
             "key": key.ravel(),
             "query_token": tokens[query.ravel()],
@@ -146,8 +143,3 @@ def grid_table(maps: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
             "weight": maps.ravel().astype(float),
         }
     )
-
-
-def top_head(table: pd.DataFrame, value: str) -> pd.Series:
-    """The row of the head with the largest `value`."""
-    return table.loc[table[value].idxmax()]

@@ -234,7 +234,8 @@ def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.D
 
 
 def summary(heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec) -> dict[str, float | str]:
-    """The Fig. 8/9 headline numbers as flat metrics (deltas in the main metric)."""
+    """The Fig. 8/9 headline numbers as flat metrics (deltas in the main metric), from the
+    0-based sweep tables; heads and layers are named from 1 (`L3-H5`, `L3`)."""
     best_head = heads.loc[heads["delta"].idxmax()]
     worst_head = heads.loc[heads["delta"].idxmin()]
     best_layer = layers.loc[layers["delta"].idxmax()]

@@ -1,12 +1,17 @@
-"""The ablation figures, each drawn from the table the ablate stage writes beside it.
+"""The ablation figures, each drawn from the table the ablate stage writes beside it (layers
+and heads numbered from 1, as written).
 
 - `head_delta_heatmap` (paper Fig. 8): layers x heads, the change in the task metric when
   that one head is disabled, annotated, on a diverging scale centred at 0.
 - `layer_delta_bars` (paper Fig. 9): the change when a whole layer is disabled.
 - `pruning_curve_plot` (Michel et al. Fig. 3 style): metric against fraction of heads pruned.
+
+`ablation_figures` draws all three from `ablate_task`'s result, with their captions.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import matplotlib
 
@@ -16,14 +21,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from pipeline.core.heads import numbered_from_one
+from pipeline.michel.run import Ablated, AblateSettings
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
 
 
 def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figure:
     """`heads` has layer, head, delta; cells show delta x 100."""
-    grid = numbered_from_one(heads).pivot_table(index="layer", columns="head", values="delta")
+    grid = heads.pivot_table(index="layer", columns="head", values="delta")
     grid = grid * POINTS
     limit = max(float(grid.abs().max().max()), 1e-9)
     width = max(4.0, 0.55 * grid.shape[1] + 1.5)
@@ -47,7 +52,7 @@ def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figu
 
 def layer_delta_bars(layers: pd.DataFrame, metric: str, title: str) -> plt.Figure:
     """`layers` has layer, delta; one bar per disabled layer, delta x 100."""
-    data = numbered_from_one(layers).assign(change=layers["delta"] * POINTS)
+    data = layers.assign(change=layers["delta"] * POINTS)
     figure, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(data) + 2), 3.2))
     sns.barplot(data=data, x="layer", y="change", ax=ax, color="tab:blue", native_scale=True)
     ax.axhline(0.0, color="black", linewidth=0.8)
@@ -76,3 +81,46 @@ def pruning_curve_plot(curve: pd.DataFrame, metric: str, title: str) -> plt.Figu
     ax.set_title(title, fontsize=10)
     figure.tight_layout()
     return figure
+
+
+class Captioned(NamedTuple):
+    """A figure, the caption the report shows under it and the settings it was drawn from."""
+
+    figure: plt.Figure
+    caption: str
+    config: dict
+
+
+def ablation_figures(result: Ablated, task: str, settings: AblateSettings) -> dict[str, Captioned]:
+    """Figs. 8 and 9 and the pruning curve of one task, by file stem."""
+    metric, examples = result.metrics["main_metric"], result.metrics["num_examples"]
+    config = {"task": task, "mode": settings.mode, "examples": examples}
+    where = f"{task}, {examples} dev examples, {settings.mode} mode"
+    baseline = result.heads["baseline"].iloc[0]
+    scored = (
+        "the same examples"
+        if settings.importance_split == "eval"
+        else f"{result.metrics['importance_examples']} train examples"
+    )
+    return {
+        "fig8_heads": Captioned(
+            head_delta_heatmap(result.heads, metric, f"Disabling one head ({where})"),
+            f"Change in {metric} (x100; baseline {baseline:.3f}) when each single head is "
+            f"disabled ({settings.mode} mode), on {examples} {task} dev examples; positive "
+            "cells: the model does better without that head (paper Fig. 8).",
+            config,
+        ),
+        "fig9_layers": Captioned(
+            layer_delta_bars(result.layers, metric, f"Disabling one layer ({where})"),
+            f"Change in {metric} (x100) when all heads of one layer are disabled "
+            f"({settings.mode} mode), on {examples} {task} dev examples (paper Fig. 9).",
+            config,
+        ),
+        "pruning": Captioned(
+            pruning_curve_plot(result.pruning, metric, f"Iterative head pruning ({task})"),
+            f"{metric} on {examples} {task} dev examples as heads are pruned "
+            f"({settings.prune_step:.0%} of all heads per step, least important first by "
+            f"gradient importance on {scored}, recomputed after each step; Michel et al. 2019).",
+            {**config, "prune_step": settings.prune_step},
+        ),
+    }

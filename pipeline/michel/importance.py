@@ -180,3 +180,8 @@ def prunable_fraction(curve: pd.DataFrame, metric: str, keep: float) -> float:
     start = curve[metric].iloc[0]
     floor = start - (1 - keep) * abs(start)
     return float(curve.loc[curve[metric] >= floor, "fraction_pruned"].max())
+
+
+def metric_near_fraction(curve: pd.DataFrame, metric: str, fraction: float) -> float:
+    """`metric` at the curve's point whose fraction pruned is closest to `fraction`."""
+    return float(curve.loc[(curve["fraction_pruned"] - fraction).abs().idxmin(), metric])

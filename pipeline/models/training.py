@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from omegaconf import DictConfig
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, get_linear_schedule_with_warmup
 
@@ -35,17 +36,18 @@ class TrainSettings:
     log_every: int
     seed: int
 
-
-def check_labels(task: TaskSpec, labels: np.ndarray, where: str) -> None:
-    """Fail when the data's labels do not fit the task's label set."""
-    if task.is_regression:
-        return
-    seen = set(np.unique(labels).tolist())
-    allowed = set(range(task.num_labels))
-    if not seen <= allowed:
-        raise PipelineError(
-            f"{where}: labels {sorted(seen - allowed)} do not fit {task.name}'s "
-            f"{task.num_labels} classes {list(task.label_names or ())}"
+    @classmethod
+    def from_config(cls, node: DictConfig, seed: int) -> TrainSettings:
+        """From the `finetune` config group (its loop settings) and the global seed."""
+        return cls(
+            epochs=node.epochs,
+            batch_size=node.batch_size,
+            learning_rate=node.learning_rate,
+            warmup_ratio=node.warmup_ratio,
+            weight_decay=node.weight_decay,
+            grad_clip=node.grad_clip,
+            log_every=node.log_every,
+            seed=seed,
         )
 
 

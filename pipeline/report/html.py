@@ -2,8 +2,9 @@
 
 Figures are found under `<outputs>/figures/<stage>/` (each PNG has the caption sidecar that
 `pipeline.core.io.save_figure` writes), tables under `<outputs>/plots/<stage>/` and metrics under
-`<outputs>/metrics/`. Images are embedded as base64 and the styles are inline, so the page
-opens offline with no external scripts. Stages that did not run are simply absent.
+`<outputs>/metrics/`, at any depth (per-task folders such as `figures/finetune/<task>/`).
+Images are embedded as base64 and the styles are inline, so the page opens offline with no
+external scripts. Stages that did not run are simply absent.
 """
 
 from __future__ import annotations
@@ -57,10 +58,11 @@ def collect_figures(folder: Path) -> list[Figure]:
 def _figure_html(figure: Figure, root: Path) -> str:
     data = base64.b64encode(figure.path.read_bytes()).decode("ascii")
     config = ", ".join(f"{k}={v}" for k, v in figure.config.items())
+    where = html.escape(str(figure.path.relative_to(root)))
     return (
-        f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(figure.path.name)}">'
+        f'<figure><img src="data:image/png;base64,{data}" alt="{where}">'
         f"<figcaption>{html.escape(figure.caption)}"
-        f'<span class="meta">{html.escape(str(figure.path.relative_to(root)))}'
+        f'<span class="meta">{where}'
         f"{' · ' + html.escape(config) if config else ''}</span></figcaption></figure>"
     )
 

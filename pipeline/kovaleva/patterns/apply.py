@@ -1,8 +1,12 @@
-"""Classifying every head's map on dev examples, and the class shares per task and variant."""
+"""Classifying every head's map on dev examples, and the class shares per task and variant.
+
+`classify_heads` is the patterns_apply stage's entry point.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -12,8 +16,18 @@ from tqdm import tqdm
 from pipeline.attention.store import AttentionStore
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import PatternCNN, predict, resize_maps
+from pipeline.kovaleva.patterns.examples import fig1_maps
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.settings import PatternSettings
+
+
+@dataclass(frozen=True)
+class ClassifiedMaps:
+    predictions: pd.DataFrame  # one row per (variant, task, example, layer, head), from 0
+    shares: pd.DataFrame  # task, variant, class, count, share (Fig. 2)
+    examples: pd.DataFrame  # Fig. 1's maps as a long table (see examples.example_maps_table)
+    metrics: dict[str, float]  # see `share_metrics`
 
 
 def classify(
@@ -81,48 +95,39 @@ def class_shares(predictions: pd.DataFrame, column: str = "label") -> pd.DataFra
     return counts
 
 
-def pick_examples(predictions: pd.DataFrame, variant: str, max_length: int) -> pd.DataFrame:
-    """One map per predicted class for Fig. 1: the most confident prediction of `variant`
-    that the heuristic agrees with (else any), among maps no longer than `max_length` tokens
-    where there are such maps."""
-    chosen = []
-    for name in CLASSES:
-        pool = predictions[(predictions["variant"] == variant) & (predictions["label"] == name)]
-        if pool.empty:
-            continue
-        agreed = pool[pool["heuristic"] == name]
-        pool = agreed if len(agreed) else pool
-        short = pool[pool["length"] <= max_length]
-        pool = short if len(short) else pool
-        chosen.append(pool.loc[pool["confidence"].idxmax()])
-    return pd.DataFrame(chosen).reset_index(drop=True)
+def share_metrics(predictions: pd.DataFrame, shares: pd.DataFrame) -> dict[str, float]:
+    """`<task>_<variant>_<class>`: each class's share; `<task>_<variant>_heuristic_agreement`:
+    how often the CNN's class is the heuristic's (both rounded to 4 digits)."""
+    agreement = (
+        (predictions["label"] == predictions["heuristic"])
+        .groupby([predictions["task"], predictions["variant"]])
+        .mean()
+    )
+    metrics = {
+        f"{task}_{variant}_{name}": round(share, 4)
+        for task, variant, name, _, share in shares.itertuples(index=False)
+    }
+    metrics.update({f"{t}_{v}_heuristic_agreement": round(a, 4) for (t, v), a in agreement.items()})
+    return metrics
 
 
-def example_maps_table(picks: pd.DataFrame, stores: Mapping[str, AttentionStore]) -> pd.DataFrame:
-    """The maps of `picks` as a long table: class, map id, query, key, their tokens, weight."""
-    rows = []
-    for pick in picks.itertuples(index=False):
-        store = stores[pick.task]
-        maps = store.maps(pick.variant, pick.task, [pick.layer], [pick.head], [pick.example_id])[
-            pick.example_id
-        ][0, 0]  # [n, n]
-        tokens = np.asarray(store.tokens(pick.task, pick.example_id).tokens)
-        n = len(tokens)
-        rows.append(
-            pd.DataFrame(
-                {
-                    "class": pick.label,
-                    "variant": pick.variant,
-                    "task": pick.task,
-                    "example_id": pick.example_id,
-                    "layer": pick.layer,
-                    "head": pick.head,
-                    "query": np.repeat(np.arange(n), n),
-                    "key": np.tile(np.arange(n), n),
-                    "query_token": np.repeat(tokens, n),
-                    "key_token": np.tile(tokens, n),
-                    "weight": maps.reshape(-1),
-                }
+def classify_heads(
+    model: PatternCNN,
+    input_size: int,
+    stores: Mapping[str, AttentionStore],
+    settings: PatternSettings,
+) -> ClassifiedMaps:
+    """Every head's map on the first `settings.num_examples` dumped dev examples of each task
+    and variant, classified by the CNN and the heuristic; their class shares; Fig. 1's maps."""
+    parts = []
+    for task, store in stores.items():
+        for variant in store.variants:
+            examples = store.example_ids(variant, task)[: settings.num_examples]
+            parts.append(
+                classify(model, input_size, store, variant, task, examples, settings.thresholds)
             )
-        )
-    return pd.concat(rows, ignore_index=True)
+    predictions = pd.concat(parts, ignore_index=True)
+    shares = class_shares(predictions)
+    return ClassifiedMaps(
+        predictions, shares, fig1_maps(predictions, stores), share_metrics(predictions, shares)
+    )

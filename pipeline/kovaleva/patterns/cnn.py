@@ -69,7 +69,9 @@ class PatternCNN(nn.Module):
 
 
 @dataclass(frozen=True)
-class TrainSettings:
+class CNNTrainingSettings:
+    """How the pattern CNN is optimised (Adam on class-weighted cross-entropy)."""
+
     epochs: int = 100
     batch_size: int = 32
     learning_rate: float = 1e-3
@@ -77,7 +79,7 @@ class TrainSettings:
 
 
 def train(
-    model: PatternCNN, inputs: torch.Tensor, targets: torch.Tensor, settings: TrainSettings
+    model: PatternCNN, inputs: torch.Tensor, targets: torch.Tensor, settings: CNNTrainingSettings
 ) -> list[float]:
     """Fit `model` on inputs [N, 1, S, S] and class indices [N]; returns the loss per epoch."""
     generator = torch.Generator().manual_seed(settings.seed)

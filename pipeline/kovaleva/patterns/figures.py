@@ -1,4 +1,7 @@
-"""Figs. 1 and 2 of Kovaleva et al. (2019), each drawn from a table written to disk."""
+"""Figs. 1 and 2 of Kovaleva et al. (2019), each drawn from a table the stage also writes.
+
+The tables count layers and heads from 0 (the files from 1); a figure names a head `L3-H5`.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,19 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from pipeline.core.heads import head_name
 from pipeline.kovaleva.patterns import CLASSES
 
 VARIANT_ORDER = ("pretrained", "finetuned")
 PALETTE = dict(zip(CLASSES, sns.color_palette("colorblind", len(CLASSES)), strict=True))
+SHARES_CAPTION = (
+    "Share of each attention-pattern class (CNN) among all heads' maps on dev examples, "
+    "per task, for the pre-trained and the fine-tuned model (paper Fig. 2)."
+)
+EXAMPLES_CAPTION = (
+    "One fine-tuned attention map per pattern class: the CNN's most confident prediction "
+    "that the heuristic agrees with (paper Fig. 1). Rows: queries; columns: keys."
+)
 
 
 def pattern_shares_figure(shares: pd.DataFrame) -> plt.Figure:
@@ -51,7 +63,7 @@ def pattern_shares_figure(shares: pd.DataFrame) -> plt.Figure:
 
 def pattern_examples_figure(table: pd.DataFrame, max_ticks: int = 30) -> plt.Figure:
     """Fig. 1: one attention map per class. `table`: the long table of
-    apply.example_maps_table (class, map id, query, key, query_token, key_token, weight)."""
+    examples.example_maps_table (class, map id, query, key, query_token, key_token, weight)."""
     names = [c for c in CLASSES if c in set(table["class"])]
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.6))
     axes = [axes] if len(names) == 1 else list(axes)
@@ -74,7 +86,7 @@ def pattern_examples_figure(table: pd.DataFrame, max_ticks: int = 30) -> plt.Fig
         first = cells.iloc[0]
         ax.set_title(
             f"{name}\n{first['task']} ex. {first['example_id']}, "
-            f"L{first['layer'] + 1} H{first['head'] + 1}",
+            f"{head_name(first['layer'], first['head'])}",
             fontsize=9,
         )
         ax.set_xlabel("")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pandas as pd
-from omegaconf import DictConfig
 
 from pipeline.attention.store import AttentionStore
 from pipeline.data.sampling import seeded_subset
 from pipeline.kovaleva.patterns.heuristic import Thresholds
 from pipeline.kovaleva.patterns.labels import MapId
 from pipeline.kovaleva.patterns.maps import label_by_heuristic
+from pipeline.kovaleva.patterns.settings import SampleSettings
 
 
 def sample_map_ids(
@@ -37,29 +37,17 @@ def sample_map_ids(
 
 def sample_labels(
     stores: Mapping[str, AttentionStore],
-    variant: str,
-    maps_per_task: int,
-    seed: int,
+    sample: SampleSettings,
     thresholds: Thresholds,
+    seed: int,
 ) -> pd.DataFrame:
-    """`maps_per_task` sampled maps of each task (seed + the task's position), labelled by
-    the heuristic, with their features (see maps.label_by_heuristic)."""
+    """`sample.maps_per_task` sampled maps of each task (seed + the task's position),
+    labelled by the heuristic, with their features (see maps.label_by_heuristic)."""
     ids = [
         map_id
         for offset, (task, store) in enumerate(stores.items())
-        for map_id in sample_map_ids(store, variant, task, maps_per_task, seed + offset)
+        for map_id in sample_map_ids(
+            store, sample.variant, task, sample.maps_per_task, seed + offset
+        )
     ]
     return label_by_heuristic(stores, ids, thresholds)
-
-
-def sample_labels_from_config(
-    stores: Mapping[str, AttentionStore], settings: DictConfig, seed: int
-) -> pd.DataFrame:
-    """`sample_labels` with the sizes and thresholds of the `patterns` config group."""
-    return sample_labels(
-        stores,
-        settings.sample.variant,
-        settings.sample.maps_per_task,
-        seed,
-        Thresholds(**settings.heuristic),
-    )

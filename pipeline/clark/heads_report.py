@@ -1,0 +1,97 @@
+"""The clark_heads analysis of one task's attention store (Clark et al. 2019, Secs. 3, 3.3, 6).
+
+One pass over the stored maps feeds three running sums: each head's attention to each
+target (`attend`), its entropy (`entropy`) and the Jensen-Shannon distances between heads
+(`clustering`). From them come the tables the stage writes, the MDS embedding with the
+heads' behaviour labels, and the headline numbers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from pipeline.attention.store import AttentionStore
+from pipeline.clark.attend import TargetAttention
+from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
+from pipeline.clark.entropy import HeadEntropy
+from pipeline.core.heads import head_name, numbered_from_one
+
+log = logging.getLogger(__name__)
+
+PEAK_TARGETS = ("cls", "sep", "punct", "previous", "next")
+
+
+@dataclass(frozen=True)
+class HeadsReport:
+    """Tables with 0-based `layer` and `head` (numbered from 1 when written); metrics ready
+    to write, layers in them numbered from 1."""
+
+    targets: pd.DataFrame  # layer, head, target, attention
+    entropy: pd.DataFrame  # layer, head, entropy, cls_entropy, uniform
+    clusters: pd.DataFrame  # layer, head, behaviour, x, y
+    distances: pd.DataFrame  # head (L1-H1 names), then one column per head: D(row, column)
+    metrics: dict[str, float | int]
+    examples: int  # examples read from the store
+
+
+def headline(targets: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, float | int]:
+    """Flat metrics: the peak layer-mean attention to each target (and that layer, counted
+    from 1), and entropy summaries."""
+    layer_means = numbered_from_one(targets).groupby(["target", "layer"])["attention"].mean()
+    metrics: dict[str, float | int] = {}
+    for target in PEAK_TARGETS:
+        metrics[f"{target}_peak_layer_attention"] = float(layer_means[target].max())
+        metrics[f"{target}_peak_layer"] = int(layer_means[target].idxmax())
+    last_layer = entropy["layer"] == entropy["layer"].max()
+    metrics["entropy_mean"] = float(entropy["entropy"].mean())
+    metrics["uniform_entropy"] = float(entropy["uniform"].iloc[0])
+    metrics["cls_entropy_last_layer"] = float(entropy.loc[last_layer, "cls_entropy"].mean())
+    return metrics
+
+
+def analyse_heads(
+    store: AttentionStore,
+    task: str,
+    seed: int,
+    variant: str,
+    num_examples: int | None,
+    punctuation: Sequence[str],
+    behaviour: Mapping[str, float],
+) -> HeadsReport:
+    """Where the heads of `variant` attend on the first `num_examples` stored examples of
+    `task` (all when None). `seed` seeds the MDS; `behaviour` holds the `focus` and `broad`
+    thresholds of the behaviour labels (pipeline.clark.clustering.behaviours). The settings
+    after `seed` are the keys of the `clark_heads` config group."""
+    num_layers, num_heads = store.shape
+    examples = store.example_ids(variant, task)[:num_examples]
+    tokens = store.all_tokens(task)
+    targets = TargetAttention(num_layers, num_heads, punctuation)
+    entropy = HeadEntropy(num_layers, num_heads)
+    distances = np.zeros((num_layers * num_heads,) * 2)  # [K, K], K = L * H heads
+    maps_iter = store.iter_maps(variant, task, examples=examples)
+    for example_id, maps in tqdm(maps_iter, total=len(examples), desc=f"clark heads {task}"):
+        info = tokens[example_id]
+        targets.add(maps, info.tokens, info.word_ids)  # maps [L, H, n, n]
+        entropy.add(maps)
+        distances += js_divergence_sum(maps.reshape(-1, *maps.shape[-2:]))
+
+    target_table, entropy_table = targets.table(), entropy.table()
+    points = embed(distances, seed=seed)  # [K, 2], heads in (layer, head) order
+    labels = behaviours(target_table, entropy_table, **behaviour)
+    names = [head_name(layer, head) for layer in range(num_layers) for head in range(num_heads)]
+    metrics = headline(target_table, entropy_table) | {"examples": len(examples)}
+    log.info("clark_heads %s: %s", task, metrics)
+    return HeadsReport(
+        targets=target_table,
+        entropy=entropy_table,
+        clusters=labels.assign(x=points[:, 0], y=points[:, 1]),
+        distances=pd.DataFrame(distances, index=names, columns=names).reset_index(names="head"),
+        metrics=metrics,
+        examples=len(examples),
+    )

@@ -1,0 +1,184 @@
+"""The ablate stage's work for one task: Kovaleva et al. Figs. 8-9 and Michel et al.'s pruning.
+
+`ablate_task` disables each head and each layer of a fine-tuned classifier on the first dev
+rows of its task (ablation.py), then prunes heads in order of gradient importance
+(importance.py), and returns the four tables the stage writes and its metrics. The tables
+and metrics number layers and heads from 1 (`L3-H5`), as the papers do; the functions they
+come from count from 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import pandas as pd
+import torch
+from omegaconf import DictConfig
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from pipeline.attention.engine import Mode, attach, model_shape
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config import TaskSpec
+from pipeline.core.errors import PipelineError
+from pipeline.core.heads import numbered_from_one
+from pipeline.michel.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
+from pipeline.michel.importance import (
+    importance_table,
+    metric_near_fraction,
+    prunable_fraction,
+    pruning_curve,
+)
+from pipeline.models.labelled import LabelledRows, labelled_rows
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AblateSettings:
+    """The `ablate` config group."""
+
+    num_examples: int | None  # the first dev rows evaluated; None: all of them
+    mode: Mode
+    batch_size: int
+    ablations_per_pass: int
+    cache_budget_mb: float
+    importance_split: Literal["train", "eval"]
+    importance_examples: int  # the first train rows scored (importance_split train)
+    prune_step: float
+    prune_keep: float
+
+    @classmethod
+    def from_config(cls, node: DictConfig) -> AblateSettings:
+        if node.importance_split not in ("train", "eval"):
+            raise PipelineError(
+                f"ablate.importance_split '{node.importance_split}' is not train or eval"
+            )
+        return cls(
+            num_examples=node.num_examples,
+            mode=node.mode,
+            batch_size=node.batch_size,
+            ablations_per_pass=node.ablations_per_pass,
+            cache_budget_mb=node.cache_budget_mb,
+            importance_split=node.importance_split,
+            importance_examples=node.importance_examples,
+            prune_step=node.prune_step,
+            prune_keep=node.prune_keep,
+        )
+
+
+@dataclass(frozen=True)
+class Ablated:
+    """What `ablate_task` gives the stage to write; layers and heads numbered from 1."""
+
+    heads: pd.DataFrame  # per head: layer, head, task metrics, baseline, delta, loss, delta_loss
+    layers: pd.DataFrame  # per layer: layer, task metrics, baseline, delta, loss, delta_loss
+    importance: pd.DataFrame  # per head: layer, head, importance (normalised per layer)
+    pruning: pd.DataFrame  # per point: heads_pruned, fraction_pruned, task metrics, delta
+    metrics: dict[str, float | int | str]
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem."""
+        return {
+            "heads": self.heads,
+            "layers": self.layers,
+            "importance": self.importance,
+            "pruning": self.pruning,
+        }
+
+
+def deterministic() -> None:
+    """Same numbers on every run, on CPU and CUDA (cuBLAS needs a fixed workspace)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def ablate_task(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    task: TaskSpec,
+    dev: pd.DataFrame,
+    train: pd.DataFrame | None,
+    settings: AblateSettings,
+    *,
+    max_length: int,
+) -> Ablated:
+    """Sweeps, importance and pruning curve of `model` (fine-tuned on `task`, on its device)
+    on the first `settings.num_examples` rows of `dev`. Importance is scored on the first
+    `settings.importance_examples` rows of `train` (importance_split train), or on the
+    evaluated rows (importance_split eval: `train` is not read and may be None). Switches
+    torch to deterministic algorithms for the rest of the process."""
+    deterministic()
+    layerwise = Layerwise.of(attach(model))
+    dev = dev if settings.num_examples is None else dev.head(settings.num_examples)
+    evaluated = labelled_rows(tokenizer, task, dev, max_length, f"{task.name} {task.eval_split}")
+    log.info(
+        "%s: %d dev examples, model %d layers x %d heads",
+        task.name,
+        len(evaluated),
+        *model_shape(model),
+    )
+    heads, layers = _sweep_tables(layerwise, evaluated, task, settings, tokenizer.pad_token_id)
+
+    started = time.perf_counter()
+    scoring = None  # importance on the evaluated rows themselves
+    if settings.importance_split == "train":
+        first = train.head(settings.importance_examples)
+        scoring = labelled_rows(tokenizer, task, first, max_length, f"{task.name} train")
+    curve, importance = pruning_curve(
+        layerwise,
+        evaluated.rows,
+        evaluated.labels,
+        task,
+        pad_id=tokenizer.pad_token_id,
+        step=settings.prune_step,
+        batch_size=settings.batch_size,
+        scoring=None if scoring is None else (scoring.rows, scoring.labels),
+    )
+    log.info("%s: pruning curve in %.1f s", task.name, time.perf_counter() - started)
+
+    metric = task.main_metric
+    metrics = {
+        **summary(heads, layers, task),
+        "mode": settings.mode,
+        "num_examples": len(evaluated),
+        "importance_examples": len(evaluated if scoring is None else scoring),
+        "prunable_fraction": prunable_fraction(curve, metric, settings.prune_keep),
+        "pruned_half_metric": metric_near_fraction(curve, metric, 0.5),
+    }
+    return Ablated(
+        heads=numbered_from_one(heads),
+        layers=numbered_from_one(layers),
+        importance=numbered_from_one(importance_table(importance)),
+        pruning=curve,
+        metrics=metrics,
+    )
+
+
+def _sweep_tables(
+    layerwise: Layerwise,
+    evaluated: LabelledRows,
+    task: TaskSpec,
+    settings: AblateSettings,
+    pad_id: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(heads, layers): every single head and every whole layer disabled (0-based)."""
+    shape = model_shape(layerwise.model)
+    started = time.perf_counter()
+    result = sweep(
+        layerwise,
+        evaluated.rows,
+        head_ablations(shape) + layer_ablations(shape),
+        mode=settings.mode,
+        pad_id=pad_id,
+        batch_size=settings.batch_size,
+        ablations_per_pass=settings.ablations_per_pass,
+        cache_budget_mb=settings.cache_budget_mb,
+    )
+    log.info("%s: ablation sweep in %.1f s", task.name, time.perf_counter() - started)
+    table = sweep_table(result, task, evaluated.labels)
+    return table[table["head"] >= 0], table[table["head"] < 0].drop(columns="head")

@@ -1,0 +1,101 @@
+"""The finetune stage's work for one task: the fine-tuned classifier and the Table 1 baselines.
+
+Variants (Kovaleva et al. Table 1): `finetuned` (the pre-trained encoder with a fresh
+classifier head, fine-tuned), `pretrained` (the same model with its fresh head, not trained)
+and `random_init` (every weight random, fine-tuned the same way). Each is scored on the
+task's eval split; the metrics are flat `<variant>.<metric>` keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+from omegaconf import DictConfig
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from pipeline.core.config import TaskSpec
+from pipeline.models.labelled import labelled_rows
+from pipeline.models.loading import load_classifier
+from pipeline.models.training import TrainSettings, evaluate, train
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FinetuneSettings:
+    """The `finetune` config group."""
+
+    train: TrainSettings
+    eval_batch_size: int
+    variants: tuple[str, ...]  # "finetuned", then the baselines switched on
+
+    @classmethod
+    def from_config(cls, node: DictConfig, seed: int) -> FinetuneSettings:
+        baselines = {
+            "pretrained": node.baselines.pretrained_no_finetune,
+            "random_init": node.baselines.random_init,
+        }
+        return cls(
+            train=TrainSettings.from_config(node, seed),
+            eval_batch_size=node.eval_batch_size,
+            variants=("finetuned", *(name for name, wanted in baselines.items() if wanted)),
+        )
+
+
+@dataclass(frozen=True)
+class Finetuned:
+    """What `finetune_task` gives the stage to write."""
+
+    model: PreTrainedModel  # the fine-tuned classifier
+    metrics: dict[str, float]  # train_rows, eval_rows, <variant>.<metric>, <variant>.final_loss
+    curves: pd.DataFrame  # variant, step, loss: the mean loss of each logging window
+
+
+def finetune_task(
+    model_cfg: DictConfig,
+    tokenizer: PreTrainedTokenizerBase,
+    task: TaskSpec,
+    train_frame: pd.DataFrame,
+    eval_frame: pd.DataFrame,
+    settings: FinetuneSettings,
+    *,
+    max_length: int,
+    device: torch.device,
+) -> Finetuned:
+    """Train and score every variant of `settings` on the prepared train and eval splits."""
+    training = labelled_rows(tokenizer, task, train_frame, max_length, f"{task.name} train")
+    scoring = labelled_rows(
+        tokenizer, task, eval_frame, max_length, f"{task.name} {task.eval_split}"
+    )
+    pad_id = tokenizer.pad_token_id
+    metrics: dict[str, float] = {"train_rows": len(training), "eval_rows": len(scoring)}
+    curves: list[dict] = []
+    finetuned = None
+    for variant in settings.variants:
+        model = load_classifier(
+            model_cfg,
+            tokenizer,
+            task.num_labels,
+            random_init=variant == "random_init",
+            seed=settings.train.seed,
+        ).to(device)
+        if variant != "pretrained":
+            started = time.perf_counter()
+            curve = train(
+                model, task, training.rows, training.labels, settings.train, pad_id, device,
+                description=f"{task.name} {variant}",
+            )  # fmt: skip
+            log.info("%s %s: trained in %.1f s", task.name, variant, time.perf_counter() - started)
+            metrics[f"{variant}.final_loss"] = curve[-1][1]
+            curves += [{"variant": variant, "step": s, "loss": loss} for s, loss in curve]
+        scores = evaluate(
+            model, task, scoring.rows, scoring.labels, settings.eval_batch_size, pad_id, device
+        )
+        metrics.update({f"{variant}.{name}": value for name, value in scores.items()})
+        if variant == "finetuned":
+            finetuned = model
+    return Finetuned(model=finetuned, metrics=metrics, curves=pd.DataFrame(curves))
