@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 NAMED = re.compile(r"\bL(\d+)(?:-H(\d+))?\b")  # L3-H5, or a layer alone: L3
+EMBEDDED = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")  # images inlined in the report
 
 
 def _named_violations(text: str, layers: int, heads: int) -> Iterator[str]:
@@ -78,7 +79,8 @@ def numbering_violations(outputs: Path, layers: int, heads: int) -> list[str]:
         found += [f"{path}: {n}" for n in _named_violations(caption, layers, heads)]
     report = outputs / "report.html"
     if report.exists():
-        found += [f"{report}: {n}" for n in _named_violations(report.read_text(), layers, heads)]
+        text = EMBEDDED.sub("", report.read_text())
+        found += [f"{report}: {n}" for n in _named_violations(text, layers, heads)]
     return found
 
 
@@ -91,6 +93,7 @@ def test_one_based_outputs_pass(tmp_path: Path) -> None:
     _write(tmp_path / "plots/ablate/rte/heads.csv", "layer,head,delta\n1,1,0.1\n2,4,0.0\n")
     _write(tmp_path / "metrics/ablate/rte.json", '{"best_head": "L2-H4", "best.layer": 2}')
     _write(tmp_path / "figures/ablate/rte/fig8.json", '{"caption": "L1-H2 helps"}')
+    _write(tmp_path / "report.html", '<img src="data:image/png;base64,iVBL0L555+/="> L2-H3')
     assert numbering_violations(tmp_path, layers=2, heads=4) == []
 
 
@@ -99,6 +102,7 @@ def test_zero_based_outputs_are_caught(tmp_path: Path) -> None:
     _write(tmp_path / "plots/clark/heads.csv", "name,score\nL0-H2,0.3\n")
     _write(tmp_path / "metrics/clark.json", '{"cls_peak_layer": 0, "top.head": "L2-H5"}')
     _write(tmp_path / "figures/x/fig.json", '{"caption": "head L3-H1 of a 2-layer model"}')
+    _write(tmp_path / "report.html", "<td>L0-H1</td>")
     found = numbering_violations(tmp_path, layers=2, heads=4)
     assert any("column layer holds 0" in f for f in found)
     assert any("column head holds 0" in f for f in found)
@@ -106,3 +110,4 @@ def test_zero_based_outputs_are_caught(tmp_path: Path) -> None:
     assert any("cls_peak_layer = 0" in f for f in found)
     assert any("L2-H5" in f for f in found)  # head 5 of 4: an off-by-one the other way
     assert any("L3-H1" in f for f in found)
+    assert any("report.html: L0-H1" in f for f in found)
