@@ -35,8 +35,10 @@ def _is_head_key(name: str) -> bool:
 
 
 def _number_violation(name: str, value: object, layers: int, heads: int) -> bool:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
+    if not float(value).is_integer():
+        return False  # NaN, infinite or a fraction: a value, not a number (cls_entropy_last_layer)
     limit = layers if _is_layer_key(name) else heads if _is_head_key(name) else None
     return limit is not None and not 1 <= value <= limit
 
@@ -91,7 +93,10 @@ def _write(path: Path, text: str) -> None:
 
 def test_one_based_outputs_pass(tmp_path: Path) -> None:
     _write(tmp_path / "plots/ablate/rte/heads.csv", "layer,head,delta\n1,1,0.1\n2,4,0.0\n")
-    _write(tmp_path / "metrics/ablate/rte.json", '{"best_head": "L2-H4", "best.layer": 2}')
+    _write(
+        tmp_path / "metrics/ablate/rte.json",
+        '{"best_head": "L2-H4", "best.layer": 2, "cls_entropy_last_layer": 3.9}',
+    )
     _write(tmp_path / "figures/ablate/rte/fig8.json", '{"caption": "L1-H2 helps"}')
     _write(tmp_path / "report.html", '<img src="data:image/png;base64,iVBL0L555+/="> L2-H3')
     assert numbering_violations(tmp_path, layers=2, heads=4) == []
