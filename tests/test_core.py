@@ -79,3 +79,18 @@ def test_a_stage_writes_its_time_to_timings_not_metrics(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "outputs/metrics/tiny.json").read_text()) == {"value": 1}
     timing = json.loads((tmp_path / "outputs/timings/tiny_stage/rte.json").read_text())
     assert timing["stage"] == "tiny_stage" and timing["seconds"] >= 0
+
+
+def test_settings_come_from_the_keys_of_the_same_names() -> None:
+    from dataclasses import dataclass
+
+    from pipeline.core.config import settings_from
+
+    @dataclass(frozen=True)
+    class Loop:
+        epochs: int
+        seed: int
+
+    node = OmegaConf.create({"epochs": 3, "seed": 1, "other": "ignored"})
+    assert settings_from(Loop, node, seed=7) == Loop(epochs=3, seed=7)
+    assert settings_from(Loop, node) == Loop(epochs=3, seed=1)

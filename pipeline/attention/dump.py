@@ -22,7 +22,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.store import AttentionWriter, Quantize, TokenInfo
-from pipeline.core.config import TaskSpec
+from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
@@ -139,7 +139,7 @@ class DumpSettings:
 
     @classmethod
     def from_config(cls, node: DictConfig) -> DumpSettings:
-        return cls(node.num_examples, node.batch_size, node.quantize, node.row_group_mib)
+        return settings_from(cls, node)
 
 
 def dump_task(

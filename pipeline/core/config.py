@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.core.errors import PipelineError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+Settings = TypeVar("Settings")
+
+
+def settings_from(cls: type[Settings], node: Mapping, **extra: Any) -> Settings:
+    """A settings dataclass filled from the config node's keys of the same names (other keys
+    are ignored), plus `extra` values that do not come from the node (e.g. the global seed)."""
+    names = [f.name for f in fields(cls) if f.name not in extra]
+    return cls(**{name: node[name] for name in names}, **extra)
 
 
 def group_options(group: str) -> list[str]:

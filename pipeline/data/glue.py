@@ -19,7 +19,7 @@ from typing import Literal
 import pandas as pd
 from omegaconf import DictConfig
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class PrepareSettings:
     def from_config(cls, node: DictConfig, seed: int) -> PrepareSettings:
         if node.source not in ("local", "hub"):
             raise PipelineError(f"unknown prepare.source '{node.source}'; use local or hub")
-        return cls(node.source, node.max_train_rows, node.max_eval_rows, seed)
+        return settings_from(cls, node, seed=seed)
 
 
 @dataclass(frozen=True)

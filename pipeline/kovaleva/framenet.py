@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig
 
+from pipeline.core.config import settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.data.sampling import seeded_subset
 
@@ -73,7 +74,7 @@ class FilterRule:
     @classmethod
     def from_config(cls, node: DictConfig) -> FilterRule:
         """The rule of the `framenet` config group."""
-        return cls(node.max_tokens, node.max_fe_tokens, node.target_window)
+        return settings_from(cls, node)
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:

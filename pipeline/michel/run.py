@@ -22,7 +22,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.engine import Mode, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec
+from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import numbered_from_one
 from pipeline.michel.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
@@ -57,17 +57,7 @@ class AblateSettings:
             raise PipelineError(
                 f"ablate.importance_split '{node.importance_split}' is not train or eval"
             )
-        return cls(
-            num_examples=node.num_examples,
-            mode=node.mode,
-            batch_size=node.batch_size,
-            ablations_per_pass=node.ablations_per_pass,
-            cache_budget_mb=node.cache_budget_mb,
-            importance_split=node.importance_split,
-            importance_examples=node.importance_examples,
-            prune_step=node.prune_step,
-            prune_keep=node.prune_keep,
-        )
+        return settings_from(cls, node)
 
 
 @dataclass(frozen=True)

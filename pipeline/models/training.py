@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, get_linear_schedule_with_warmup
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.data.batching import batches, length_grouped_order
 from pipeline.models.metrics import task_metrics
@@ -39,16 +39,7 @@ class TrainSettings:
     @classmethod
     def from_config(cls, node: DictConfig, seed: int) -> TrainSettings:
         """From the `finetune` config group (its loop settings) and the global seed."""
-        return cls(
-            epochs=node.epochs,
-            batch_size=node.batch_size,
-            learning_rate=node.learning_rate,
-            warmup_ratio=node.warmup_ratio,
-            weight_decay=node.weight_decay,
-            grad_clip=node.grad_clip,
-            log_every=node.log_every,
-            seed=seed,
-        )
+        return settings_from(cls, node, seed=seed)
 
 
 def start_at_label_mean(model: PreTrainedModel, labels: np.ndarray) -> None:
