@@ -1,13 +1,12 @@
 """annotate: the local annotation page for the sampled attention maps (not a DVC stage).
 
-    python -m stages.annotate [--port 8765] [--host 127.0.0.1]
+    python -m stages.annotate --annotator NAME [--port 8765] [--host 127.0.0.1]
 
-serves http://127.0.0.1:8765/, which shows the maps of data/annotations/<model>/heuristic.csv
-(written by `python -m stages.patterns_sample --dvc`) one at a time, read from
-outputs/attention/<task>.parquet, and appends each label to data/annotations/<model>/human.csv
-with the source `human` (layers and heads from 1, as in heuristic.csv). Keys 1-5 label, s
-skips, u undoes; stop it with Ctrl-C and start it again to go on where you left off. Paths
-and the model come from params.yaml.
+serves http://127.0.0.1:8765/, which shows the sampled maps of data/annotations/<model>/
+(maps.npz, in sample.csv's order) one at a time with the definition of the five types, and
+appends each label to data/annotations/<model>/human.csv (source `human`, the annotator's
+name, the time). Keys 1-5 label, s skips, u undoes; stop it with Ctrl-C and start it again
+to go on where you left off. The data folder and the model come from params.yaml.
 """
 
 from __future__ import annotations
@@ -31,12 +30,13 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    parser.add_argument("--annotator", required=True, help="your name, recorded with each label")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = OmegaConf.load(args.params)
     annotations = Path(cfg.paths.data) / "annotations" / cfg.model.name
     try:
-        session = open_session(annotations, Path(cfg.paths.outputs) / "attention", cfg.model.name)
+        session = open_session(annotations, args.annotator)
     except PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)

@@ -1,35 +1,65 @@
-"""patterns_sample: draw the maps to annotate and label them by the heuristic (not a DVC stage).
+"""patterns_sample: draw a round of maps to label by eye (not a DVC stage).
 
-`python -m stages.patterns_sample --dvc` writes data/annotations/<model.name>/heuristic.csv:
-`patterns.sample.maps_per_task` random (dev example, layer, head) maps per task of the
-`patterns.sample.variant` model (fine-tuned, as the paper sampled them), drawn with `seed`
-from outputs/attention/<task>.parquet, each with its features and heuristic label (source
-`heuristic`); layers and heads count from 1. That file is the shipped labelled set and the
-annotation page's queue; run it again only after the dumps change, since human labels refer
-to its maps.
+`python -m stages.patterns_sample --dvc` draws `patterns.sample.per_class` maps of each rule
+class in `patterns.sample.classes` from the dumps outputs/attention/<task>.parquet of the
+`patterns.sample.variants` models (seed `seed`; maps sampled before are never drawn again;
+the rule, with the thresholds of `patterns.heuristic`, only chooses which maps to look at)
+and appends them to data/annotations/<model.name>/: sample.csv (where each map comes from,
+layers and heads from 1, the rule's class) and maps.npz (the maps and their word pieces).
+It renders them on sheets of six, outputs/labelling/<model.name>/<first new id>/sheet_<i>.png,
+each map with its id and word pieces and no label: look at them and add rows to visual.csv,
+or label them on the annotation page (python -m stages.annotate --annotator NAME).
 """
 
 from __future__ import annotations
 
 import logging
 
+import pandas as pd
+
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.patterns.labels import HEURISTIC_FILE, write_labels
+from pipeline.kovaleva.patterns.labels import MAPS_FILE, SAMPLE_COLUMNS, SAMPLE_FILE, read_sample
 from pipeline.kovaleva.patterns.maps import open_stores
-from pipeline.kovaleva.patterns.sample import sample_labels
+from pipeline.kovaleva.patterns.mapsets import read_map_set, write_map_set
+from pipeline.kovaleva.patterns.sample import sample_round
 from pipeline.kovaleva.patterns.settings import PatternSettings
+from pipeline.kovaleva.patterns.sheets import render_sheets
 
 log = logging.getLogger(__name__)
 
 
 def run(stage: StageRun) -> None:
     settings = PatternSettings.from_config(stage.cfg.patterns, stage.cfg.seed)
-    stores = open_stores(stage.upstream("attention"), stage.task_names, stage.cfg.model.name)
-    labels = sample_labels(stores, settings.sample, settings.thresholds, settings.seed)
-    path = stage.data_out / "annotations" / stage.cfg.model.name / HEURISTIC_FILE
-    write_labels(path, labels)
+    folder = stage.data("annotations", stage.cfg.model.name)
+    first_round = not (folder / SAMPLE_FILE).exists()
+    before = (
+        pd.DataFrame(columns=SAMPLE_COLUMNS) if first_round else read_sample(folder / SAMPLE_FILE)
+    )
+    maps = {} if first_round else read_map_set(folder / MAPS_FILE)
+    tasks = list(stage.cfg.tasks)  # every dumped task, in a Hydra job too
+    stores = open_stores(stage.upstream("attention"), tasks, stage.cfg.model.name)
+    s = settings.sample
+    rows, new_maps = sample_round(
+        stores, s.variants, s.classes, s.per_class, settings.thresholds, settings.seed, before
+    )
+    if rows.empty:
+        raise PipelineError(
+            f"no unsampled maps of the rule classes {list(s.classes)} in the dumps of {tasks}; "
+            "choose other classes or thresholds (patterns.sample, patterns.heuristic)"
+        )
+    write_map_set(folder / MAPS_FILE, {**maps, **new_maps})
+    write_table(folder / SAMPLE_FILE, pd.concat([before, rows], ignore_index=True))
+    first_id = rows["map_id"].iloc[0] if len(rows) else "none"
+    sheets = render_sheets(new_maps, stage.out("labelling", stage.cfg.model.name, first_id))
     log.info(
-        "%d maps -> %s; classes: %s", len(labels), path, labels["label"].value_counts().to_dict()
+        "%d new maps (rule classes %s) -> %s; %d sheets in %s",
+        len(rows),
+        rows["rule"].value_counts().to_dict(),
+        folder,
+        len(sheets),
+        sheets[0].parent if sheets else "-",
     )
 
 

@@ -3,7 +3,8 @@
 Figures are found under `<outputs>/figures/<stage>/` (each PNG has the caption sidecar that
 `pipeline.core.io.save_figure` writes), tables under `<outputs>/plots/<stage>/` and metrics under
 `<outputs>/metrics/`, at any depth (per-task folders such as `figures/finetune/<task>/`).
-Images are embedded as base64 and the styles are inline, so the page opens offline with no
+A stage's `<outputs>/plots/<stage>/summary.txt`, where it writes one, opens its section as
+plain sentences (what the numbers rest on). Images are embedded as base64 and the styles are inline, so the page opens offline with no
 external scripts. Stages that did not run are simply absent.
 """
 
@@ -31,6 +32,7 @@ SECTIONS: dict[str, str] = {
     "clark_coref": "Coreference head on GAP (Clark et al. Sec. 4.3)",
 }
 MAX_TABLE_ROWS = 25
+SUMMARY_FILE = "summary.txt"
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ figure{margin:1.5em 0}img{max-width:100%}figcaption{font-size:.92em;color:#333}
 .meta{display:block;color:#777;font-size:.85em}table{border-collapse:collapse;font-size:.8em}
 td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}
 .metrics td{text-align:left;vertical-align:top}summary{cursor:pointer;margin:.4em 0}
+.summary{background:#f3f7fb;padding:.6em 1em;border-left:3px solid #4a7bb7}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
 """
 
@@ -123,6 +126,9 @@ def render_report(outputs: Path, title: str, params_text: str) -> str:
     ]
     for stage in stage_order(sorted(stages)):
         parts.append(f"<h2>{html.escape(SECTIONS.get(stage, stage))}</h2>")
+        summary = table_root / stage / SUMMARY_FILE
+        if summary.exists():
+            parts.append(f'<p class="summary">{html.escape(summary.read_text())}</p>')
         parts += [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
         parts += [_table_html(p, outputs) for p in sorted((table_root / stage).rglob("*.csv"))]
         metric_files = sorted((metric_root / stage).rglob("*.json"))

@@ -19,3 +19,28 @@ store; every file written here counts them from 1 (pipeline/core/heads.py).
 """
 
 CLASSES: tuple[str, ...] = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
+
+# The project's definition of the five types, as an annotator applies them by eye (consistent
+# with Kovaleva et al.'s Fig. 1 and the shared labelling guide). The annotation page shows it;
+# the README quotes it.
+DEFINITIONS: dict[str, str] = {
+    "vertical": "one or a few columns stand out: most queries give much of their attention to "
+    "the same key or keys; usually [CLS] or [SEP], but a column on punctuation or on any other "
+    "token counts too",
+    "diagonal": "a thin line on or just beside the main diagonal stands out (each token attends "
+    "to itself, the previous or the next token) and no column does",
+    "vertical+diagonal": "a clear column and a clear thin diagonal line are both visible, even "
+    "if one is weaker than the other",
+    "block": "two sentences only: the two squares on the diagonal (each sentence attending to "
+    "itself) hold most of the attention and the rectangles between the sentences are nearly "
+    "empty; the squares may be filled broadly",
+    "heterogeneous": "none of these: scattered cells, diffuse or near-uniform attention, bands "
+    "several tokens wide around the diagonal, or lines that link tokens across the sentences",
+}
+HARD_CASES: tuple[str, ...] = (
+    "Label the dominant structure seen at a glance; do not add up small cells.",
+    "A faint column over diffuse attention is vertical only if it clearly stands out.",
+    "A band several tokens wide is heterogeneous unless a thin line dominates it.",
+    "A single sentence is never block; block needs both squares.",
+    "Torn between two types: choose the one whose defining structure is easier to see.",
+)

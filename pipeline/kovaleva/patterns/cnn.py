@@ -1,11 +1,11 @@
 """The pattern classifier: 8 convolutional layers with ReLU (Kovaleva et al. 2019, Sec. 4.1).
 
-Input. A map A [n, n] of any length n is resized to one S x S channel (S = `input_size`,
-32 by default) with area interpolation: shrinking averages blocks of cells, growing repeats
-cells, so a one-token-wide stripe stays one stripe and no value is invented. The result is
+Input. A map A [n, n] of any length n is resized to an S x S image (S = `input_size`) with
+area interpolation: shrinking averages blocks of cells, growing repeats cells, so a
+one-token-wide stripe stays one stripe and no value is invented. The map's channel is
 multiplied by n, which makes a uniform map equal 1 everywhere whatever its length, and
-passed through log1p to compress the few very large cells (a column that takes all the mass
-becomes ~S before the log).
+passed through log1p to compress the few very large cells. Three more channels carry the
+token roles of `roles` ([CLS] column, [SEP] columns, same-sentence squares), resized alike.
 
 Network. Eight 3x3 convolutions (padding 1), each followed by ReLU, with 2x2 max-pooling after
 every second one (S -> S/16), then a 2x2 adaptive average pool, flatten and one linear layer
@@ -27,34 +27,44 @@ from tqdm import tqdm
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
 from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.mapsets import LabelledMap
+from pipeline.kovaleva.patterns.roles import ROLE_CHANNELS, role_channels
+
+IN_CHANNELS = 1 + len(ROLE_CHANNELS)
 
 
-def resize_maps(maps: torch.Tensor, size: int) -> torch.Tensor:
-    """Maps of one length, float [k, n, n] -> network input float [k, 1, size, size]."""
-    n = maps.shape[-1]
-    resized = F.interpolate(maps[:, None].float(), size=(size, size), mode="area")
-    return torch.log1p(resized * n)
+def network_inputs(
+    maps: np.ndarray | torch.Tensor, tokens: Sequence[str], size: int
+) -> torch.Tensor:
+    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, 4, size, size]."""
+    maps = torch.as_tensor(maps).float()
+    k, n = maps.shape[0], maps.shape[-1]
+    weights = F.interpolate(maps[:, None], size=(size, size), mode="area")  # [k, 1, S, S]
+    roles = torch.from_numpy(role_channels(tokens))[None]  # [1, 3, n, n]
+    roles = F.interpolate(roles, size=(size, size), mode="area").expand(k, -1, -1, -1)
+    return torch.cat([torch.log1p(weights * n), roles], dim=1)
 
 
-def resize_many(maps: Sequence[np.ndarray], size: int) -> torch.Tensor:
-    """Maps of any lengths, each float [n_i, n_i] -> float [len(maps), 1, size, size]."""
-    out = torch.empty(len(maps), 1, size, size)
-    by_length: dict[int, list[int]] = {}
-    for i, m in enumerate(maps):
-        by_length.setdefault(m.shape[-1], []).append(i)
-    for positions in by_length.values():
-        stack = torch.from_numpy(np.stack([maps[i] for i in positions]))  # [k, n, n]
-        out[positions] = resize_maps(stack, size)
+def inputs_of(maps: Sequence[LabelledMap], size: int) -> torch.Tensor:
+    """Maps of any lengths with their tokens -> network input float [len(maps), 4, S, S]."""
+    out = torch.empty(len(maps), IN_CHANNELS, size, size)
+    for i, entry in enumerate(maps):
+        out[i] = network_inputs(entry.weights[None], entry.tokens, size)[0]
     return out
 
 
 class PatternCNN(nn.Module):
-    def __init__(self, channels: Sequence[int], num_classes: int = len(CLASSES)) -> None:
+    def __init__(
+        self,
+        channels: Sequence[int],
+        in_channels: int = IN_CHANNELS,
+        num_classes: int = len(CLASSES),
+    ) -> None:
         super().__init__()
         if len(channels) % 2:
             raise ValueError("channels: pooling follows every second layer; give an even count")
         layers: list[nn.Module] = []
-        width = 1
+        width = in_channels
         for i, out in enumerate(channels):
             layers += [nn.Conv2d(width, out, kernel_size=3, padding=1), nn.ReLU()]
             if i % 2 == 1:
@@ -64,7 +74,7 @@ class PatternCNN(nn.Module):
         self.classify = nn.Linear(width * 4, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x: float [B, 1, S, S] -> logits [B, num_classes]."""
+        """x: float [B, 4, S, S] -> logits [B, num_classes]."""
         return self.classify(self.features(x))
 
 
@@ -81,7 +91,7 @@ class CNNTrainingSettings:
 def train(
     model: PatternCNN, inputs: torch.Tensor, targets: torch.Tensor, settings: CNNTrainingSettings
 ) -> list[float]:
-    """Fit `model` on inputs [N, 1, S, S] and class indices [N]; returns the loss per epoch."""
+    """Fit `model` on inputs [N, 4, S, S] and class indices [N]; returns the loss per epoch."""
     generator = torch.Generator().manual_seed(settings.seed)
     counts = torch.bincount(targets, minlength=len(CLASSES)).float()
     weights = counts.sum() / (len(CLASSES) * counts.clamp(min=1))  # inverse class frequency
@@ -104,7 +114,7 @@ def train(
 
 @torch.no_grad()
 def predict(model: PatternCNN, inputs: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
-    """Class probabilities float [N, num_classes] of inputs [N, 1, S, S]."""
+    """Class probabilities float [N, num_classes] of inputs [N, 4, S, S]."""
     model.eval()
     parts = [
         model(inputs[i : i + batch_size]).softmax(-1) for i in range(0, len(inputs), batch_size)
@@ -113,28 +123,46 @@ def predict(model: PatternCNN, inputs: torch.Tensor, batch_size: int = 512) -> t
 
 
 def save_classifier(
-    path: Path, model: PatternCNN, channels: Sequence[int], input_size: int
+    path: Path,
+    models: Sequence[PatternCNN],
+    channels: Sequence[int],
+    input_size: int,
+    trained_on: str,
 ) -> None:
-    """The weights and what is needed to rebuild and feed the network, written atomically."""
+    """The networks (the final one first) and what is needed to rebuild and feed them, with
+    the label folder they learnt from, written atomically."""
     with atomic_path(path) as tmp:
         torch.save(
             {
-                "state_dict": model.state_dict(),
+                "state_dicts": [model.state_dict() for model in models],
                 "channels": list(channels),
                 "input_size": input_size,
                 "classes": list(CLASSES),
+                "trained_on": trained_on,
             },
             tmp,
         )
 
 
-def load_classifier(path: Path) -> tuple[PatternCNN, int]:
-    """The saved network and its input size."""
+@dataclass(frozen=True)
+class SavedClassifier:
+    models: list[PatternCNN]  # the final network first, then the seed-stability one
+    input_size: int
+    trained_on: str  # the label folder (model name) whose visual labels it learnt
+
+
+def load_classifier(path: Path) -> SavedClassifier:
+    """The saved networks, their input size and the labels they learnt from."""
     if not path.exists():
         raise PipelineError(f"pattern classifier not found: {path}; run the patterns_train stage")
     saved = torch.load(path, map_location="cpu")
-    if saved["classes"] != list(CLASSES):
-        raise PipelineError(f"{path} predicts classes {saved['classes']}, not {list(CLASSES)}")
-    model = PatternCNN(saved["channels"])
-    model.load_state_dict(saved["state_dict"])
-    return model.eval(), int(saved["input_size"])
+    if saved.get("classes") != list(CLASSES) or "state_dicts" not in saved:
+        raise PipelineError(
+            f"{path} is not a pattern classifier of this version; rerun patterns_train"
+        )
+    models = []
+    for state in saved["state_dicts"]:
+        model = PatternCNN(saved["channels"])
+        model.load_state_dict(state)
+        models.append(model.eval())
+    return SavedClassifier(models, int(saved["input_size"]), str(saved["trained_on"]))

@@ -1,112 +1,272 @@
-"""Training the pattern CNN on the labelled maps and scoring it on a held-out split.
+"""The pattern CNN trained on the visual labels: grouped cross-validation, then the final fit.
 
-`train_classifier` is the patterns_train stage's entry point.
+`train_classifier` is the patterns_train stage's entry point. The labelled set is the label
+folder's map set with one resolved label per map (see `labels.resolve`). Cross-validation
+folds are grouped by input example (task, example id), so no two heads of one example sit on
+both sides of a split, and stratified by label. The out-of-fold predictions are scored
+against the visual labels (accuracy, Cohen's kappa, macro-F1, F1 per class), each with a
+bootstrap interval over input examples; the threshold rule is scored on the same maps as a baseline.
+The final network is then trained on every labelled map; a second one, trained with another
+seed, measures how much the shares depend on the classifier's seed (patterns_apply).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 from sklearn.metrics import f1_score
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import StratifiedGroupKFold
+from tqdm import tqdm
 
-from pipeline.attention.store import AttentionStore
+from pipeline.core.errors import PipelineError
+from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import PatternCNN, predict, resize_many, train
-from pipeline.kovaleva.patterns.labels import map_ids, read_annotations
-from pipeline.kovaleva.patterns.maps import load_maps
-from pipeline.kovaleva.patterns.sample import sample_labels
-from pipeline.kovaleva.patterns.settings import ClassifierSettings, PatternSettings
+from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
+from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, predict, train
+from pipeline.kovaleva.patterns.features import map_features
+from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.labels import (
+    MAPS_FILE,
+    SAMPLE_FILE,
+    read_labels,
+    read_sample,
+    resolve,
+)
+from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
+from pipeline.kovaleva.patterns.roles import CLS, SEP, sentence_ids
+from pipeline.kovaleva.patterns.settings import ClassifierSettings
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """The resolved visual labels with their maps, in one order."""
+
+    origin: pd.DataFrame  # one row per map: sample.csv's columns + label, num_labels, agreed
+    maps: list[LabelledMap]
+    all_labels: pd.DataFrame  # every label, one row per (map, annotator)
+    model: str  # the model whose maps these are (the label folder's name)
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.origin["label"].to_numpy()
+
+    @property
+    def map_set(self) -> dict[str, LabelledMap]:
+        return dict(zip(self.origin["map_id"], self.maps, strict=True))
+
+    @property
+    def groups(self) -> np.ndarray:
+        """The input example of each map: maps of one example share a group."""
+        return (self.origin["task"] + ":" + self.origin["example_id"].astype(str)).to_numpy()
 
 
 @dataclass(frozen=True)
 class TrainedClassifier:
-    model: PatternCNN
-    labels: pd.DataFrame  # the labelled set: one row per map (layers, heads from 0)
-    metrics: dict[str, float]  # validation scores, split sizes, label counts
-    confusion: pd.DataFrame  # one row per validation map: row (in `labels`), actual, predicted
+    models: list[PatternCNN]  # the final network, then the seed-stability one
+    labelled: LabelledSet
+    out_of_fold: pd.DataFrame  # map_id, variant, task, agreed, visual, cnn, confidence, rule
+    scores: pd.DataFrame  # method (cnn / rule), score, estimate, ci_low, ci_high
+    agreement: pd.DataFrame  # annotator pairs: primary, other, pairs, agreement, kappa
+    metrics: dict[str, float]
 
 
-def split(labels: Sequence[str], val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Train and validation row indices, stratified by class where every class has 2+ rows."""
-    labels = np.asarray(labels)
-    rows = np.arange(len(labels))
-    counts = pd.Series(labels).value_counts()
-    stratify = labels if counts.min() >= 2 else None
-    train_rows, val_rows = train_test_split(
-        rows, test_size=val_fraction, random_state=seed, stratify=stratify
-    )
-    return np.sort(train_rows), np.sort(val_rows)
+def load_labelled_set(folder: Path) -> LabelledSet:
+    """The label folder's maps with one resolved label each (see `labels`)."""
+    maps = read_map_set(folder / MAPS_FILE)
+    sample = read_sample(folder / SAMPLE_FILE)
+    unknown = sorted(set(sample["map_id"]) - set(maps))
+    if unknown:
+        raise PipelineError(
+            f"{folder}: {SAMPLE_FILE} names map '{unknown[0]}' missing from {MAPS_FILE}"
+        )
+    all_labels = read_labels(folder, maps)
+    origin = sample.merge(resolve(all_labels), on="map_id", how="inner")
+    return LabelledSet(origin, [maps[m] for m in origin["map_id"]], all_labels, folder.name)
 
 
-def scores(true: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
-    """Accuracy, macro-F1 over the classes present in `true`, and F1 per present class."""
-    present = [c for c in CLASSES if c in set(true)]
-    per_class = f1_score(true, predicted, labels=present, average=None, zero_division=0)
-    out = {
-        "accuracy": float(np.mean(np.asarray(true) == np.asarray(predicted))),
-        "macro_f1": float(np.mean(per_class)),
-    }
-    out.update({f"f1_{c}": float(f) for c, f in zip(present, per_class, strict=True)})
-    return out
+def rule_labels(maps: Sequence[LabelledMap], thresholds: Thresholds) -> np.ndarray:
+    """The threshold rule's class of each map, from its weights and word pieces only."""
+    rows = []
+    for entry in maps:
+        special = np.array([t in (CLS, SEP) for t in entry.tokens])
+        rows.append(map_features(entry.weights[None], special, sentence_ids(entry.tokens)))
+    return heuristic_labels(pd.concat(rows, ignore_index=True), thresholds)
 
 
-def fit_and_evaluate(
-    maps: Sequence[np.ndarray], labels: Sequence[str], settings: ClassifierSettings
-) -> tuple[PatternCNN, dict[str, float], pd.DataFrame]:
-    """Train on a seeded split of (map [n, n], class) pairs; score on the rest.
-
-    Returns the model, the scores (see `scores`, plus split sizes) and the validation
-    predictions (row, actual, predicted), the table of the confusion matrix.
-    """
-    labels = np.asarray(labels)
-    seed = settings.training.seed
-    train_rows, val_rows = split(labels, settings.val_fraction, seed)
-    inputs = resize_many(maps, settings.input_size)  # [N, 1, S, S]
+def fit(
+    inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings, seed: int
+) -> PatternCNN:
+    """A network trained on inputs [N, 4, S, S] with class names [N]."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
-
     torch.manual_seed(seed)
     model = PatternCNN(settings.channels)
-    train(model, inputs[train_rows], targets[train_rows], settings.training)
-
-    probs = predict(model, inputs[val_rows])  # [V, C]
-    predicted = np.asarray(CLASSES)[probs.argmax(-1).numpy()]
-    metrics = scores(labels[val_rows], predicted)
-    metrics.update({"num_train": len(train_rows), "num_val": len(val_rows)})
-    confusion = pd.DataFrame({"row": val_rows, "actual": labels[val_rows], "predicted": predicted})
-    return model, metrics, confusion
+    train(model, inputs, targets, replace(settings.training, seed=seed))
+    return model
 
 
-def labelled_maps(
-    stores: Mapping[str, AttentionStore], settings: PatternSettings, annotations: Path
+def cross_validate(
+    inputs: torch.Tensor, labelled: LabelledSet, settings: ClassifierSettings, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold class names [N] and confidences [N] of a grouped, stratified k-fold."""
+    labels = labelled.labels
+    folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
+    predicted = np.empty(len(labels), dtype=object)
+    confidence = np.empty(len(labels))
+    splits = folds.split(np.zeros(len(labels)), labels, labelled.groups)
+    for train_rows, test_rows in tqdm(list(splits), desc="cross-validation", leave=False):
+        model = fit(inputs[train_rows], labels[train_rows], settings, seed)
+        probs = predict(model, inputs[test_rows])  # [T, C]
+        predicted[test_rows] = np.asarray(CLASSES)[probs.argmax(-1).numpy()]
+        confidence[test_rows] = probs.max(-1).values.numpy()
+    return predicted.astype(str), confidence
+
+
+def macro_f1(true: np.ndarray, predicted: np.ndarray) -> float:
+    """Macro-F1 over the classes of the visual labels."""
+    present = [c for c in CLASSES if c in set(true)]
+    return float(f1_score(true, predicted, labels=present, average="macro", zero_division=0))
+
+
+def class_f1(name: str) -> Callable[[np.ndarray, np.ndarray], float]:
+    def score(true: np.ndarray, predicted: np.ndarray) -> float:
+        return float(f1_score(true, predicted, labels=[name], average="macro", zero_division=0))
+
+    return score
+
+
+def score_table(
+    true: np.ndarray,
+    by_method: dict[str, np.ndarray],
+    groups: np.ndarray,
+    n_resamples: int,
+    seed: int,
 ) -> pd.DataFrame:
-    """The labelled set that `settings.labels` names: the label files of `annotations`
-    (human labels winning), or a fresh sample of the stores labelled by the heuristic."""
-    if settings.labels == "heuristic":
-        return sample_labels(stores, settings.sample, settings.thresholds, settings.seed)
-    return read_annotations(annotations, stores)
+    """method, score, estimate, ci_low, ci_high: each method's labels against `true`, with
+    95% bootstrap intervals that resample input examples (`groups`), since the maps of one
+    example are not independent."""
+    scores: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+        "accuracy": raw_agreement,
+        "kappa": kappa,
+        "macro_f1": macro_f1,
+    }
+    scores.update({f"f1_{c}": class_f1(c) for c in CLASSES if c in set(true)})
+    codes = pd.factorize(groups)[0]
+    rows_of = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)]
+    rows = []
+    for method, predicted in by_method.items():
+        for name, score in scores.items():
+
+            def on_examples(picked: np.ndarray, score=score, predicted=predicted) -> float:
+                chosen = np.concatenate([rows_of[g] for g in picked])
+                return score(true[chosen], predicted[chosen])
+
+            interval = bootstrap_interval(
+                on_examples, np.arange(len(rows_of)), n_resamples=n_resamples, seed=seed
+            )
+            rows.append((method, name, interval.estimate, interval.low, interval.high))
+    return pd.DataFrame(rows, columns=["method", "score", "estimate", "ci_low", "ci_high"])
 
 
 def train_classifier(
-    stores: Mapping[str, AttentionStore], settings: PatternSettings, annotations: Path
+    folder: Path, settings: ClassifierSettings, thresholds: Thresholds, seed: int
 ) -> TrainedClassifier:
-    """The CNN fitted on the labelled set (see `labelled_maps`), with its validation scores
-    and the counts of the labels it learnt from."""
-    labels = labelled_maps(stores, settings, annotations)
-    maps = load_maps(stores, map_ids(labels))
-    model, metrics, confusion = fit_and_evaluate(
-        maps, labels["label"].tolist(), settings.classifier
+    """Cross-validate, score against the rule, and train the final networks (see module)."""
+    labelled = load_labelled_set(folder)
+    inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 4, S, S]
+    predicted, confidence = cross_validate(inputs, labelled, settings, seed)
+    rule = rule_labels(labelled.maps, thresholds)
+    scores = score_table(
+        labelled.labels,
+        {"cnn": predicted, "rule": rule},
+        labelled.groups,
+        settings.bootstrap_resamples,
+        seed,
     )
-    counts = labels["label"].value_counts()
-    metrics.update({f"count_{c}": int(counts.get(c, 0)) for c in CLASSES})
+    out_of_fold = labelled.origin[["map_id", "variant", "task", "agreed"]].assign(
+        visual=labelled.labels, cnn=predicted, confidence=confidence, rule=rule
+    )
+    models = [fit(inputs, labelled.labels, settings, s) for s in (seed, seed + 1)]
+    agreement = annotator_agreement(labelled.all_labels)
+    return TrainedClassifier(
+        models,
+        labelled,
+        out_of_fold,
+        scores,
+        agreement,
+        training_metrics(labelled, scores, agreement),
+    )
+
+
+def training_metrics(
+    labelled: LabelledSet, scores: pd.DataFrame, agreement: pd.DataFrame
+) -> dict[str, float]:
+    """Flat metrics: label counts, the annotators' pooled agreement, every score with its
+    interval (`<method>.<score>`, `..._ci_low`, `..._ci_high`)."""
+    counts = labelled.origin["label"].value_counts()
+    metrics: dict[str, float] = {f"labels.{c}": int(counts.get(c, 0)) for c in CLASSES}
     metrics.update(
-        num_labels=len(labels),
-        num_human=int((labels["source"] == "human").sum()),
-        val_fraction=settings.classifier.val_fraction,
+        {
+            "labels.maps": len(labelled.origin),
+            "labels.labels": len(labelled.all_labels),
+            "labels.annotators": labelled.all_labels["annotator"].nunique(),
+            "labels.maps_with_several_labels": int((labelled.origin["num_labels"] > 1).sum()),
+        }
     )
-    return TrainedClassifier(model, labels, metrics, confusion)
+    pooled = agreement[agreement["other"] == "any"]
+    if len(pooled):
+        metrics.update(
+            {
+                "annotators.pairs": int(pooled["pairs"].iloc[0]),
+                "annotators.agreement": round(float(pooled["agreement"].iloc[0]), 4),
+                "annotators.kappa": round(float(pooled["kappa"].iloc[0]), 4),
+            }
+        )
+    for row in scores.itertuples(index=False):
+        key = f"{row.method}.{row.score}"
+        metrics.update(
+            {
+                key: round(row.estimate, 4),
+                f"{key}_ci_low": round(row.ci_low, 4),
+                f"{key}_ci_high": round(row.ci_high, 4),
+            }
+        )
+    return metrics
+
+
+def training_summary(trained: TrainedClassifier, model: str) -> str:
+    """What the classifier rests on, in sentences, for the report."""
+    m, labelled = trained.metrics, trained.labelled
+
+    def scored(method: str, score: str) -> str:
+        key = f"{method}.{score}"
+        return f"{m[key]:.3f} [{m[key + '_ci_low']:.3f}, {m[key + '_ci_high']:.3f}]"
+
+    counts = ", ".join(f"{c} {m[f'labels.{c}']}" for c in CLASSES)
+    text = (
+        f"The pattern classifier learnt from {m['labels.maps']} maps of {labelled.model} "
+        f"labelled by eye ({m['labels.labels']} labels by {m['labels.annotators']} "
+        f"annotators; resolved labels: {counts})."
+    )
+    if "annotators.pairs" in m:
+        text += (
+            f" On the {m['annotators.pairs']} pairs of labels of one map by the primary and "
+            f"another annotator, the annotators agree on {m['annotators.agreement']:.3f} "
+            f"(Cohen's kappa {m['annotators.kappa']:.3f})."
+        )
+    text += (
+        f" Cross-validated with folds grouped by example, the CNN agrees with the visual "
+        f"labels on {scored('cnn', 'accuracy')} of maps (kappa {scored('cnn', 'kappa')}, "
+        f"macro-F1 {scored('cnn', 'macro_f1')}; 95% bootstrap intervals); the threshold "
+        f"rule, as a baseline, on {scored('rule', 'accuracy')} (kappa {scored('rule', 'kappa')})."
+    )
+    if labelled.model != model:
+        text += (
+            f" {model}'s own maps have no visual labels: its shares rest on a classifier "
+            f"trained on {labelled.model}'s maps."
+        )
+    return text

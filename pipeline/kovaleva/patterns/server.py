@@ -5,9 +5,10 @@ small JSON API:
 
     GET  /            the page
     GET  /api/state   {"progress": {"done", "total"}, "classes": [...], "current": map or null}
-                      (a map: {"id", "title", "tokens", "weights"})
-    POST /api/label   {"id": [...], "label": "diagonal"} -> state
-    POST /api/skip    {"id": [...]} -> state
+                      (a map: {"id", "title", "tokens", "weights"}), "annotator",
+                      "definitions" and "hard_cases" (the guide the page shows)
+    POST /api/label   {"id": "v0001", "label": "diagonal"} -> state
+    POST /api/skip    {"id": "v0001"} -> state
     POST /api/undo    {} -> state
 """
 
@@ -21,7 +22,6 @@ from importlib.resources import files
 
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.annotate import AnnotationSession
-from pipeline.kovaleva.patterns.labels import MapId
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +61,9 @@ def make_server(session: AnnotationSession, host: str, port: int) -> ThreadingHT
             except json.JSONDecodeError:
                 self._json({"error": "body is not JSON"}, HTTPStatus.BAD_REQUEST)
                 return
-            try:
-                map_id = MapId(*body["id"]) if "id" in body else None
-            except TypeError:
-                self._json(
-                    {"error": "id: [variant, task, example, layer, head]"}, HTTPStatus.BAD_REQUEST
-                )
+            map_id = body.get("id")
+            if map_id is not None and not isinstance(map_id, str):
+                self._json({"error": "id: a map id such as 'v0001'"}, HTTPStatus.BAD_REQUEST)
                 return
             with session.lock:
                 if self.path in ("/api/label", "/api/skip") and map_id != session.current():

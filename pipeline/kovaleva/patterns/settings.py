@@ -6,60 +6,65 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import CNNTrainingSettings
 from pipeline.kovaleva.patterns.heuristic import Thresholds
-
-LABEL_SOURCES = ("annotations", "heuristic")
 
 
 @dataclass(frozen=True)
 class SampleSettings:
-    """Which maps are labelled: `maps_per_task` random maps of each task's `variant` model."""
+    """Which maps are drawn for labelling: `per_class` maps of each rule class of `classes`
+    among the maps of the `variants` models."""
 
-    variant: str
-    maps_per_task: int
+    variants: tuple[str, ...]
+    classes: tuple[str, ...]
+    per_class: int
 
 
 @dataclass(frozen=True)
 class ClassifierSettings:
-    """The CNN's input and layers, the held-out share of the labelled maps, its training."""
+    """The CNN's input and layers, its cross-validation and training."""
 
     input_size: int
     channels: tuple[int, ...]
-    val_fraction: float
+    folds: int
+    bootstrap_resamples: int
     training: CNNTrainingSettings
 
 
 @dataclass(frozen=True)
 class PatternSettings:
-    labels: str  # where the labelled maps come from: one of LABEL_SOURCES
+    labels_from: str  # the label folder (a model name) whose visual labels train the CNN
     num_examples: int  # dev examples per task whose maps patterns_apply classifies
     sample: SampleSettings
     thresholds: Thresholds
     classifier: ClassifierSettings
     threads: int  # torch threads of the CNN stages
-    seed: int  # of the sample and of the CNN's split, initialisation and batches
+    seed: int  # of the sample and of the CNN's folds, initialisation and batches
 
     @classmethod
     def from_config(cls, node: Mapping, seed: int) -> PatternSettings:
         """From the `patterns` config node and the global seed."""
-        if node["labels"] not in LABEL_SOURCES:
-            raise PipelineError(
-                f"unknown patterns.labels '{node['labels']}'; use {' or '.join(LABEL_SOURCES)}"
-            )
         classifier = node["classifier"]
+        unknown = [c for c in node["sample"]["classes"] if c not in CLASSES]
+        if unknown:
+            raise PipelineError(
+                f"patterns.sample.classes: unknown class '{unknown[0]}'; use {', '.join(CLASSES)}"
+            )
         return cls(
-            labels=str(node["labels"]),
+            labels_from=str(node["labels_from"]),
             num_examples=int(node["num_examples"]),
             sample=SampleSettings(
-                variant=str(node["sample"]["variant"]),
-                maps_per_task=int(node["sample"]["maps_per_task"]),
+                variants=tuple(str(v) for v in node["sample"]["variants"]),
+                classes=tuple(str(c) for c in node["sample"]["classes"]),
+                per_class=int(node["sample"]["per_class"]),
             ),
             thresholds=Thresholds(**node["heuristic"]),
             classifier=ClassifierSettings(
                 input_size=int(classifier["input_size"]),
                 channels=tuple(int(c) for c in classifier["channels"]),
-                val_fraction=float(classifier["val_fraction"]),
+                folds=int(classifier["folds"]),
+                bootstrap_resamples=int(classifier["bootstrap_resamples"]),
                 training=CNNTrainingSettings(
                     epochs=int(classifier["epochs"]),
                     batch_size=int(classifier["batch_size"]),
