@@ -3,7 +3,7 @@
 Classifies, with the CNN of patterns_train, the map of every layer x head on the first
 `patterns.num_examples` dumped dev examples of each task (the dump's seeded sample), for the
 pre-trained and the fine-tuned model. Writes outputs/patterns/predictions.parquet (one row
-per map: the CNN's type and probability, the seed-stability network's type, the rule's type;
+per map: the CNN's type and probability, the seed-stability ensemble's type, the rule's type;
 layers and heads from 1), the table of shares outputs/plots/patterns_apply/shares.csv (task,
 variant, class, count, share, ci_low, ci_high: 95% bootstrap intervals over examples) drawn
 as Fig. 2 under outputs/figures/patterns_apply/, and outputs/metrics/patterns_apply.json
@@ -34,7 +34,7 @@ def run(stage: StageRun) -> None:
     torch.set_num_threads(settings.threads)
     classifier = load_classifier(stage.upstream("patterns", "cnn.pt"))
     stores = open_stores(stage.upstream("attention"), stage.task_names, stage.cfg.model.name)
-    classified = classify_heads(classifier.models, classifier.input_size, stores, settings)
+    classified = classify_heads(classifier.ensembles, classifier.input_size, stores, settings)
 
     write_table(
         stage.out("patterns", "predictions.parquet"), numbered_from_one(classified.predictions)

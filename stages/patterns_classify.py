@@ -22,7 +22,7 @@ import torch
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_table
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import inputs_of, load_classifier, predict
+from pipeline.kovaleva.patterns.cnn import inputs_of, load_classifier, pairs_of, predict
 from pipeline.kovaleva.patterns.mapsets import read_map_set
 
 
@@ -30,7 +30,9 @@ def classify_file(maps_path: Path, classifier_path: Path) -> pd.DataFrame:
     """id, label of every map of an `.npz` map set."""
     maps = read_map_set(maps_path)
     classifier = load_classifier(classifier_path)
-    probs = predict(classifier.models[0], inputs_of(list(maps.values()), classifier.input_size))
+    entries = list(maps.values())
+    inputs = inputs_of(entries, classifier.input_size)  # [N, 5, S, S]
+    probs = predict(classifier.ensembles[0], inputs, pairs_of(entries))  # [N, C]
     labels = [CLASSES[i] for i in probs.argmax(-1).tolist()]
     return pd.DataFrame({"id": list(maps), "label": labels})
 

@@ -4,14 +4,15 @@ Reads the label folder data/annotations/<patterns.labels_from>/ (maps.npz, sampl
 the visual and human labels; one resolved label per map, see pipeline/kovaleva/patterns/
 labels.py). Cross-validates the CNN with folds grouped by input example, scores it and the
 threshold rule against the visual labels with bootstrap intervals, then trains the final
-network (and a second one with seed + 1, for the seed-stability check of patterns_apply).
-Writes outputs/patterns/cnn.pt, outputs/patterns/labels.csv (the labelled set: one resolved
-label per map), outputs/metrics/patterns_train.json (label counts, the annotators' agreement,
-every score `<cnn|rule>.<score>` with `_ci_low`/`_ci_high`), and under
+ensemble (and a second one with the next seeds, for the seed-stability check of
+patterns_apply). Writes outputs/patterns/cnn.pt, outputs/patterns/labels.csv (one resolved
+label per map), outputs/metrics/patterns_train.json (label counts, the annotators'
+agreement, every score `<cnn|rule>.<score>` with `_ci_low`/`_ci_high`); under
 outputs/plots/patterns_train/: scores.csv, agreement.csv (annotator pairs),
-cross_validation.csv (every labelled map's visual, out-of-fold CNN and rule label) and
-confusion.csv, and summary.txt (the report's statement of what the classifier rests on); Fig. 1 (a typical map of each type on which the visual label and the
-classifier agree) under outputs/figures/patterns_train/.
+cross_validation.csv (every labelled map's visual, out-of-fold CNN and rule label),
+confusion.csv and summary.txt (the report's statement of what the classifier rests on); and
+Fig. 1 (a typical map of each type on which the visual label and the classifier agree)
+under outputs/figures/patterns_train/.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def run(stage: StageRun) -> None:
     classifier, plots = settings.classifier, stage.out("plots", "patterns_train")
     save_classifier(
         stage.out("patterns", "cnn.pt"),
-        trained.models,
+        trained.ensembles,
         classifier.channels,
         classifier.input_size,
         settings.labels_from,

@@ -19,8 +19,10 @@ from pipeline.kovaleva.patterns.annotate import AnnotationSession
 from pipeline.kovaleva.patterns.apply import class_shares, seed_change
 from pipeline.kovaleva.patterns.cnn import (
     CNNTrainingSettings,
+    PatternCNN,
     inputs_of,
     network_inputs,
+    pairs_of,
     predict,
     save_classifier,
 )
@@ -158,14 +160,15 @@ def test_sentence_ids_and_role_channels_of_a_pair():
 def test_network_input_keeps_stripes_and_scales_by_length():
     tokens, _ = pair_tokens(14, 15)  # n = 32
     uniform = np.full((1, 32, 32), 1 / 32, dtype=np.float32)
-    out = network_inputs(uniform, tokens, 16)  # [1, 4, 16, 16]
-    assert out.shape == (1, 4, 16, 16)
+    out = network_inputs(uniform, tokens, 16)  # [1, 5, 16, 16]
+    assert out.shape == (1, 5, 16, 16)
     torch.testing.assert_close(out[0, 0], torch.full((16, 16), float(np.log(2.0))))
+    torch.testing.assert_close(out[0, 1], torch.ones(16, 16))  # contrast: map / its max
     column = np.zeros((1, 32, 32), dtype=np.float32)
     column[0, :, 0] = 1.0  # every query on [CLS]
     out = network_inputs(column, tokens, 16)
     assert out[0, 0, :, 0].min() > out[0, 0, :, 1:].max()  # the stripe stays one stripe
-    assert out[0, 1, :, 0].min() > 0 and out[0, 1, :, 1:].max() == 0  # the [CLS] channel
+    assert out[0, 2, :, 0].min() > 0 and out[0, 2, :, 1:].max() == 0  # the [CLS] channel
 
 
 @pytest.fixture
@@ -193,6 +196,7 @@ SMALL_CNN = ClassifierSettings(
     input_size=32,
     channels=(4, 4, 8, 8, 16, 16, 32, 32),
     folds=3,
+    ensemble=1,
     bootstrap_resamples=50,
     training=CNNTrainingSettings(epochs=20, batch_size=20, learning_rate=3e-3, seed=0),
 )
@@ -201,8 +205,22 @@ SMALL_CNN = ClassifierSettings(
 def test_cnn_learns_a_synthetic_separable_set(one_thread):
     maps, labels = synthetic_set(200, seed=1)
     model = fit(inputs_of(maps[:160], 32), labels[:160], SMALL_CNN, seed=0)
-    predicted = np.asarray(CLASSES)[predict(model, inputs_of(maps[160:], 32)).argmax(-1)]
+    predicted = np.asarray(CLASSES)[
+        predict([model], inputs_of(maps[160:], 32), pairs_of(maps[160:])).argmax(-1)
+    ]
     assert raw_agreement(labels[160:], predicted) >= 0.8  # chance is 0.2
+
+
+def test_prediction_averages_an_ensemble_and_never_calls_one_sentence_block(one_thread):
+    torch.manual_seed(0)
+    models = [PatternCNN((4, 4, 4, 4, 4, 4, 4, 4)) for _ in range(2)]
+    inputs = torch.randn(6, 5, 16, 16)
+    pairs = torch.tensor([True, False] * 3)
+    probs = predict(models, inputs, pairs)  # [6, 5]
+    torch.testing.assert_close(probs.sum(-1), torch.ones(6))
+    assert (probs[~pairs, CLASSES.index("block")] == 0).all()
+    both = torch.stack([m.eval()(inputs).softmax(-1) for m in models]).mean(0)
+    torch.testing.assert_close(probs[pairs], both[pairs])
 
 
 # --- map sets and the classify command ---------------------------------------------------------
@@ -243,7 +261,7 @@ def test_classify_command_on_a_tiny_npz(tmp_path, one_thread, capsys):
     maps, labels = synthetic_set(60, seed=5)
     model = fit(inputs_of(maps, 16), labels, SMALL_CNN, seed=0)
     classifier = tmp_path / "cnn.pt"
-    save_classifier(classifier, [model, model], SMALL_CNN.channels, 16, "hand-built")
+    save_classifier(classifier, [[model], [model]], SMALL_CNN.channels, 16, "hand-built")
     npz = tmp_path / "maps.npz"
     write_map_set(npz, {f"m{i}": maps[i] for i in range(5)})
     out = tmp_path / "labels.csv"
@@ -252,7 +270,9 @@ def test_classify_command_on_a_tiny_npz(tmp_path, one_thread, capsys):
     written = pd.read_csv(out)
     assert list(written.columns) == ["id", "label"]
     assert written["id"].tolist() == [f"m{i}" for i in range(5)]
-    expected = np.asarray(CLASSES)[predict(model, inputs_of(maps[:5], 16)).argmax(-1)]
+    expected = np.asarray(CLASSES)[
+        predict([model], inputs_of(maps[:5], 16), pairs_of(maps[:5])).argmax(-1)
+    ]
     assert written["label"].tolist() == expected.tolist()
 
     capsys.readouterr()  # forget the training's progress bars
@@ -494,26 +514,26 @@ def test_annotation_page_in_headless_chromium(tmp_path):
         page.wait_for_selector("body[data-ready='1']")
         progress, meta = page.locator("#progress"), page.locator("#meta")
         expect(progress).to_have_text("0 / 3 labelled")
-        expect(meta).to_have_text("v1 (8 word pieces), annotator ann")
+        expect(meta).to_have_text("v1 (9 word pieces), annotator ann")
         expect(page.locator("#definitions")).to_contain_text(DEFINITIONS["block"])
         # the vertical map's [CLS] column is drawn dark blue, a plain key's cell white
         pixel = "([x, y]) => Array.from(document.getElementById('map')"
         pixel += ".getContext('2d').getImageData(x, y, 1, 1).data)"
         assert page.evaluate(pixel, [112, 112])[:3] == [0, 0, 255]
-        cell = (760 - 110) // 8  # the page's canvas width, margin and cell size
+        cell = (760 - 110) // 9  # the page's canvas width, margin and cell size
         assert page.evaluate(pixel, [112 + cell, 112])[:3] == [255, 255, 255]
 
         page.keyboard.press("2")  # diagonal, written at once
         expect(progress).to_have_text("1 / 3 labelled")
         assert saved() == [("v1", "diagonal", "human")]
         page.keyboard.press("s")  # skip v2 ...
-        expect(meta).to_have_text("v3 (8 word pieces), annotator ann")
+        expect(meta).to_have_text("v3 (9 word pieces), annotator ann")
         page.click("button[data-label='block']")
         expect(progress).to_have_text("2 / 3 labelled")
         assert saved() == [("v1", "diagonal", "human"), ("v3", "block", "human")]
         page.keyboard.press("u")  # undo the block label: v3 is shown again
         expect(progress).to_have_text("1 / 3 labelled")
-        expect(meta).to_have_text("v3 (8 word pieces), annotator ann")
+        expect(meta).to_have_text("v3 (9 word pieces), annotator ann")
         assert saved() == [("v1", "diagonal", "human")]
         server.shutdown()
         server.server_close()
@@ -522,7 +542,7 @@ def test_annotation_page_in_headless_chromium(tmp_path):
         server, url = serve(maps, labels)
         page.goto(url)
         expect(progress).to_have_text("1 / 3 labelled")
-        expect(meta).to_have_text("v2 (8 word pieces), annotator ann")
+        expect(meta).to_have_text("v2 (9 word pieces), annotator ann")
         page.keyboard.press("1")
         expect(progress).to_have_text("2 / 3 labelled")
         page.keyboard.press("4")
@@ -576,6 +596,7 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
         "patterns.labels_from=tiny_random",
         "patterns.sample.per_class=10",
         "patterns.classifier.folds=3",
+        "patterns.classifier.ensemble=2",
         "patterns.classifier.bootstrap_resamples=50",
     ]
     cfg = OmegaConf.create(compose_params(overrides))

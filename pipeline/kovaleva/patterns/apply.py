@@ -1,8 +1,8 @@
 """Classifying every head's map on dev examples, and the class shares per task and variant.
 
-The shares carry 95% bootstrap intervals over examples. A second network, trained like the
-first with another seed, classifies the same maps: the largest change of any share between
-the two is the classifier's seed stability.
+The shares carry 95% bootstrap intervals over examples. A second ensemble, trained like the
+classifier with other seeds, classifies the same maps: the largest change of any share
+between the two is the classifier's seed stability.
 
 `classify_heads` is the patterns_apply stage's entry point.
 """
@@ -23,6 +23,7 @@ from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import PatternCNN, network_inputs, predict
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.roles import is_pair
 from pipeline.kovaleva.patterns.settings import PatternSettings
 
 
@@ -34,7 +35,7 @@ class ClassifiedMaps:
 
 
 def classify(
-    models: Sequence[PatternCNN],
+    ensembles: Sequence[Sequence[PatternCNN]],
     input_size: int,
     store: AttentionStore,
     variant: str,
@@ -42,9 +43,9 @@ def classify(
     examples: Sequence[int],
     thresholds: Thresholds,
 ) -> pd.DataFrame:
-    """One row per (example, layer, head): the first network's class and probability, the
-    second network's class (`label_seed2`, trained with another seed) and the rule's."""
-    inputs, frames = [], []
+    """One row per (example, layer, head): the classifier's class and probability, the
+    seed-stability ensemble's class (`label_seed2`) and the rule's."""
+    inputs, pairs, frames = [], [], []
     num_layers, num_heads = store.shape
     stream = store.iter_maps(variant, task, examples=examples)
     for example_id, maps in tqdm(
@@ -53,7 +54,8 @@ def classify(
         n = maps.shape[-1]
         flat = maps.reshape(num_layers * num_heads, n, n)  # [L*H, n, n], layer-major
         info = store.tokens(task, example_id)
-        inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 4, S, S]
+        inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
+        pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
         features = map_features(flat, special_mask(info.tokens), info.segment_ids)
         frames.append(
             pd.DataFrame(
@@ -66,8 +68,8 @@ def classify(
                 }
             )
         )
-    stacked = torch.cat(inputs)  # [maps, 4, S, S]
-    first, second = (predict(model, stacked) for model in models)  # [maps, C] each
+    stacked, stacked_pairs = torch.cat(inputs), torch.cat(pairs)  # [maps, 5, S, S], [maps]
+    first, second = (predict(e, stacked, stacked_pairs) for e in ensembles)  # [maps, C] each
     frame = pd.concat(frames, ignore_index=True)
     frame.insert(0, "variant", variant)
     frame.insert(1, "task", task)
@@ -139,7 +141,7 @@ def share_metrics(predictions: pd.DataFrame, shares: pd.DataFrame) -> dict[str, 
 
 
 def classify_heads(
-    models: Sequence[PatternCNN],
+    ensembles: Sequence[Sequence[PatternCNN]],
     input_size: int,
     stores: Mapping[str, AttentionStore],
     settings: PatternSettings,
@@ -152,7 +154,7 @@ def classify_heads(
         for variant in store.variants:
             examples = store.example_ids(variant, task)[: settings.num_examples]
             parts.append(
-                classify(models, input_size, store, variant, task, examples, settings.thresholds)
+                classify(ensembles, input_size, store, variant, task, examples, settings.thresholds)
             )
     predictions = pd.concat(parts, ignore_index=True)
     resamples = settings.classifier.bootstrap_resamples

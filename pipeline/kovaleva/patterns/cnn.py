@@ -2,9 +2,10 @@
 
 Input. A map A [n, n] of any length n is resized to an S x S image (S = `input_size`) with
 area interpolation: shrinking averages blocks of cells, growing repeats cells, so a
-one-token-wide stripe stays one stripe and no value is invented. The map's channel is
-multiplied by n, which makes a uniform map equal 1 everywhere whatever its length, and
-passed through log1p to compress the few very large cells. Three more channels carry the
+one-token-wide stripe stays one stripe and no value is invented. The map gives two
+channels: multiplied by n (a uniform map is 1 everywhere whatever its length) and passed
+through log1p to compress the few very large cells; and divided by its largest cell, the
+contrast an annotator sees on a heatmap scaled to the map. Three more channels carry the
 token roles of `roles` ([CLS] column, [SEP] columns, same-sentence squares), resized alike.
 
 Network. Eight 3x3 convolutions (padding 1), each followed by ReLU, with 2x2 max-pooling after
@@ -28,25 +29,26 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
-from pipeline.kovaleva.patterns.roles import ROLE_CHANNELS, role_channels
+from pipeline.kovaleva.patterns.roles import ROLE_CHANNELS, is_pair, role_channels
 
-IN_CHANNELS = 1 + len(ROLE_CHANNELS)
+IN_CHANNELS = 2 + len(ROLE_CHANNELS)
 
 
 def network_inputs(
     maps: np.ndarray | torch.Tensor, tokens: Sequence[str], size: int
 ) -> torch.Tensor:
-    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, 4, size, size]."""
+    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, 5, size, size]."""
     maps = torch.as_tensor(maps).float()
     k, n = maps.shape[0], maps.shape[-1]
     weights = F.interpolate(maps[:, None], size=(size, size), mode="area")  # [k, 1, S, S]
+    peak = weights.amax(dim=(2, 3), keepdim=True).clamp(min=1e-12)  # [k, 1, 1, 1]
     roles = torch.from_numpy(role_channels(tokens))[None]  # [1, 3, n, n]
     roles = F.interpolate(roles, size=(size, size), mode="area").expand(k, -1, -1, -1)
-    return torch.cat([torch.log1p(weights * n), roles], dim=1)
+    return torch.cat([torch.log1p(weights * n), weights / peak, roles], dim=1)
 
 
 def inputs_of(maps: Sequence[LabelledMap], size: int) -> torch.Tensor:
-    """Maps of any lengths with their tokens -> network input float [len(maps), 4, S, S]."""
+    """Maps of any lengths with their tokens -> network input float [len(maps), 5, S, S]."""
     out = torch.empty(len(maps), IN_CHANNELS, size, size)
     for i, entry in enumerate(maps):
         out[i] = network_inputs(entry.weights[None], entry.tokens, size)[0]
@@ -74,7 +76,7 @@ class PatternCNN(nn.Module):
         self.classify = nn.Linear(width * 4, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x: float [B, 4, S, S] -> logits [B, num_classes]."""
+        """x: float [B, 5, S, S] -> logits [B, num_classes]."""
         return self.classify(self.features(x))
 
 
@@ -91,7 +93,7 @@ class CNNTrainingSettings:
 def train(
     model: PatternCNN, inputs: torch.Tensor, targets: torch.Tensor, settings: CNNTrainingSettings
 ) -> list[float]:
-    """Fit `model` on inputs [N, 4, S, S] and class indices [N]; returns the loss per epoch."""
+    """Fit `model` on inputs [N, 5, S, S] and class indices [N]; returns the loss per epoch."""
     generator = torch.Generator().manual_seed(settings.seed)
     counts = torch.bincount(targets, minlength=len(CLASSES)).float()
     weights = counts.sum() / (len(CLASSES) * counts.clamp(min=1))  # inverse class frequency
@@ -113,28 +115,39 @@ def train(
 
 
 @torch.no_grad()
-def predict(model: PatternCNN, inputs: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
-    """Class probabilities float [N, num_classes] of inputs [N, 4, S, S]."""
-    model.eval()
-    parts = [
-        model(inputs[i : i + batch_size]).softmax(-1) for i in range(0, len(inputs), batch_size)
-    ]
-    return torch.cat(parts) if parts else torch.empty(0, len(CLASSES))
+def predict(
+    models: Sequence[PatternCNN], inputs: torch.Tensor, pairs: torch.Tensor, batch_size: int = 512
+) -> torch.Tensor:
+    """Class probabilities float [N, num_classes] of inputs [N, 5, S, S]: the mean over an
+    ensemble of networks. An input of one sentence (`pairs` bool [N] False) is never block
+    (by the definition of the type): its block probability is set to 0, the rest rescaled."""
+    parts = []
+    for start in range(0, len(inputs), batch_size):
+        batch = inputs[start : start + batch_size]
+        parts.append(torch.stack([m.eval()(batch).softmax(-1) for m in models]).mean(0))
+    probs = torch.cat(parts) if parts else torch.empty(0, len(CLASSES))
+    probs[~pairs, CLASSES.index("block")] = 0.0
+    return probs / probs.sum(-1, keepdim=True)
+
+
+def pairs_of(maps: Sequence[LabelledMap]) -> torch.Tensor:
+    """bool [len(maps)]: which maps are of a two-sentence input."""
+    return torch.tensor([is_pair(entry.tokens) for entry in maps], dtype=torch.bool)
 
 
 def save_classifier(
     path: Path,
-    models: Sequence[PatternCNN],
+    ensembles: Sequence[Sequence[PatternCNN]],
     channels: Sequence[int],
     input_size: int,
     trained_on: str,
 ) -> None:
-    """The networks (the final one first) and what is needed to rebuild and feed them, with
-    the label folder they learnt from, written atomically."""
+    """The ensembles (the classifier first, then the seed-stability one), what is needed to
+    rebuild and feed them, and the label folder they learnt from, written atomically."""
     with atomic_path(path) as tmp:
         torch.save(
             {
-                "state_dicts": [model.state_dict() for model in models],
+                "ensembles": [[model.state_dict() for model in e] for e in ensembles],
                 "channels": list(channels),
                 "input_size": input_size,
                 "classes": list(CLASSES),
@@ -146,23 +159,23 @@ def save_classifier(
 
 @dataclass(frozen=True)
 class SavedClassifier:
-    models: list[PatternCNN]  # the final network first, then the seed-stability one
+    ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     input_size: int
     trained_on: str  # the label folder (model name) whose visual labels it learnt
 
 
 def load_classifier(path: Path) -> SavedClassifier:
-    """The saved networks, their input size and the labels they learnt from."""
+    """The saved ensembles, their input size and the labels they learnt from."""
     if not path.exists():
         raise PipelineError(f"pattern classifier not found: {path}; run the patterns_train stage")
     saved = torch.load(path, map_location="cpu")
-    if saved.get("classes") != list(CLASSES) or "state_dicts" not in saved:
+    if saved.get("classes") != list(CLASSES) or "ensembles" not in saved:
         raise PipelineError(
             f"{path} is not a pattern classifier of this version; rerun patterns_train"
         )
-    models = []
-    for state in saved["state_dicts"]:
-        model = PatternCNN(saved["channels"])
-        model.load_state_dict(state)
-        models.append(model.eval())
-    return SavedClassifier(models, int(saved["input_size"]), str(saved["trained_on"]))
+    ensembles = []
+    for states in saved["ensembles"]:
+        ensembles.append([PatternCNN(saved["channels"]) for _ in states])
+        for model, state in zip(ensembles[-1], states, strict=True):
+            model.load_state_dict(state)
+    return SavedClassifier(ensembles, int(saved["input_size"]), str(saved["trained_on"]))

@@ -6,8 +6,10 @@ folds are grouped by input example (task, example id), so no two heads of one ex
 both sides of a split, and stratified by label. The out-of-fold predictions are scored
 against the visual labels (accuracy, Cohen's kappa, macro-F1, F1 per class), each with a
 bootstrap interval over input examples; the threshold rule is scored on the same maps as a baseline.
-The final network is then trained on every labelled map; a second one, trained with another
-seed, measures how much the shares depend on the classifier's seed (patterns_apply).
+The classifier is then an ensemble of `ensemble` networks trained on every labelled map with
+seeds seed, seed + 1, ... (their probabilities averaged); a second ensemble with the next
+seeds measures how much the shares depend on the classifier's seeds (patterns_apply). Block
+is never predicted for a one-sentence input (`cnn.predict`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
-from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, predict, train
+from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict, train
 from pipeline.kovaleva.patterns.features import map_features
 from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
@@ -67,7 +69,7 @@ class LabelledSet:
 
 @dataclass(frozen=True)
 class TrainedClassifier:
-    models: list[PatternCNN]  # the final network, then the seed-stability one
+    ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     labelled: LabelledSet
     out_of_fold: pd.DataFrame  # map_id, variant, task, agreed, visual, cnn, confidence, rule
     scores: pd.DataFrame  # method (cnn / rule), score, estimate, ci_low, ci_high
@@ -101,7 +103,7 @@ def rule_labels(maps: Sequence[LabelledMap], thresholds: Thresholds) -> np.ndarr
 def fit(
     inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings, seed: int
 ) -> PatternCNN:
-    """A network trained on inputs [N, 4, S, S] with class names [N]."""
+    """A network trained on inputs [N, 5, S, S] with class names [N]."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
     torch.manual_seed(seed)
     model = PatternCNN(settings.channels)
@@ -117,10 +119,11 @@ def cross_validate(
     folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
     predicted = np.empty(len(labels), dtype=object)
     confidence = np.empty(len(labels))
+    pairs = pairs_of(labelled.maps)  # [N]
     splits = folds.split(np.zeros(len(labels)), labels, labelled.groups)
     for train_rows, test_rows in tqdm(list(splits), desc="cross-validation", leave=False):
         model = fit(inputs[train_rows], labels[train_rows], settings, seed)
-        probs = predict(model, inputs[test_rows])  # [T, C]
+        probs = predict([model], inputs[test_rows], pairs[test_rows])  # [T, C]
         predicted[test_rows] = np.asarray(CLASSES)[probs.argmax(-1).numpy()]
         confidence[test_rows] = probs.max(-1).values.numpy()
     return predicted.astype(str), confidence
@@ -177,7 +180,7 @@ def train_classifier(
 ) -> TrainedClassifier:
     """Cross-validate, score against the rule, and train the final networks (see module)."""
     labelled = load_labelled_set(folder)
-    inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 4, S, S]
+    inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
     predicted, confidence = cross_validate(inputs, labelled, settings, seed)
     rule = rule_labels(labelled.maps, thresholds)
     scores = score_table(
@@ -190,10 +193,14 @@ def train_classifier(
     out_of_fold = labelled.origin[["map_id", "variant", "task", "agreed"]].assign(
         visual=labelled.labels, cnn=predicted, confidence=confidence, rule=rule
     )
-    models = [fit(inputs, labelled.labels, settings, s) for s in (seed, seed + 1)]
+    size = settings.ensemble
+    ensembles = [
+        [fit(inputs, labelled.labels, settings, seed + first + i) for i in range(size)]
+        for first in (0, size)
+    ]
     agreement = annotator_agreement(labelled.all_labels)
     return TrainedClassifier(
-        models,
+        ensembles,
         labelled,
         out_of_fold,
         scores,

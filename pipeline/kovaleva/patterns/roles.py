@@ -28,6 +28,11 @@ def sentence_ids(tokens: Sequence[str]) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(is_sep)[:-1]]) if len(tokens) else np.zeros(0, int)
 
 
+def is_pair(tokens: Sequence[str]) -> bool:
+    """Whether the input holds two sentences (two [SEP]): only then can a map be block."""
+    return sum(t == SEP for t in tokens) >= 2
+
+
 def role_channels(tokens: Sequence[str]) -> np.ndarray:
     """float32 [3, n, n]: the cls, sep and same-sentence channels of an n-token input."""
     n = len(tokens)

@@ -28,6 +28,7 @@ class ClassifierSettings:
     input_size: int
     channels: tuple[int, ...]
     folds: int
+    ensemble: int  # networks averaged into the classifier
     bootstrap_resamples: int
     training: CNNTrainingSettings
 
@@ -64,6 +65,7 @@ class PatternSettings:
                 input_size=int(classifier["input_size"]),
                 channels=tuple(int(c) for c in classifier["channels"]),
                 folds=int(classifier["folds"]),
+                ensemble=int(classifier["ensemble"]),
                 bootstrap_resamples=int(classifier["bootstrap_resamples"]),
                 training=CNNTrainingSettings(
                     epochs=int(classifier["epochs"]),
