@@ -1,10 +1,11 @@
 """ablate: head and layer disabling sweeps (Figs. 8-9), gradient head importance and the
 iterative pruning curve (Michel et al. 2019) for one task's fine-tuned model.
 
-Reads outputs/models/<task>/ and the first `ablate.num_examples` rows of the task's dev split
-(and of its train split, which scores importance under `ablate.importance_split=train`).
-Writes under outputs/plots/ablate/<task>/ the tables heads.csv, layers.csv, importance.csv
-and pruning.csv; under outputs/figures/ablate/<task>/ the figures fig8_heads.png,
+Reads outputs/models/<task>/ and a seeded sample (stratified by label) of `ablate.num_examples`
+rows of the task's dev split (and of its train split, which scores importance under
+`ablate.importance_split=train`). Writes under outputs/plots/ablate/<task>/ the tables
+heads.csv, layers.csv, importance.csv, pruning.csv and examples.csv (the sampled dev ids);
+under outputs/figures/ablate/<task>/ the figures fig8_heads.png,
 fig9_layers.png and pruning.png; and outputs/metrics/ablate/<task>.json. Tables and metrics
 number layers and heads from 1 (pipeline/michel/run.py).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from pipeline.core.config import TaskSpec
 from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.precision import autocast
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
 from pipeline.michel.figures import ablation_figures
@@ -26,15 +28,17 @@ def run(stage: StageRun) -> None:
     settings = AblateSettings.from_config(cfg.ablate)
     model = load_finetuned(stage.upstream("models", task.name)).to(pick_device(cfg.device))
     scores_train = settings.importance_split == "train"
-    result = ablate_task(
-        model,
-        load_tokenizer(cfg.model),
-        task,
-        read_split(stage.data(), task.name, task.eval_split),
-        read_split(stage.data(), task.name, "train") if scores_train else None,
-        settings,
-        max_length=cfg.shared.max_length,
-    )
+    with autocast(cfg.precision, model.device):  # fp32 on CPU (README, Precision)
+        result = ablate_task(
+            model,
+            load_tokenizer(cfg.model),
+            task,
+            read_split(stage.data(), task.name, task.eval_split),
+            read_split(stage.data(), task.name, "train") if scores_train else None,
+            settings,
+            max_length=cfg.shared.max_length,
+            seed=cfg.seed,
+        )
 
     plots = stage.out("plots", "ablate", task.name)
     for name, table in result.tables.items():

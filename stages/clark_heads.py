@@ -10,11 +10,14 @@ outputs/figures/clark_heads/<task>/ (figures):
 - clusters.csv / clusters.png: the 2-D MDS embedding of the heads' Jensen-Shannon distances,
   with behaviour labels (Sec. 6); the distances themselves in distances.csv;
 and the headline numbers in outputs/metrics/clark_heads/<task>.json. Layers and heads are
-numbered from 1 in every output. The analysis is pipeline.clark.heads_report.
+numbered from 1 in every output. `clark_heads.measure` reads the maps as weights (default),
+value-weighted norms or rollout (pipeline/attention/measured.py). The analysis is
+pipeline.clark.heads_report.
 """
 
 from __future__ import annotations
 
+from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.clark import figures
 from pipeline.clark.heads_report import analyse_heads
@@ -29,7 +32,8 @@ def run(stage: StageRun) -> None:
     store = AttentionStore(
         stage.upstream("attention", f"{task}.parquet"), expect_model=cfg.model.name
     )
-    report = analyse_heads(store, task, cfg.seed, **settings)
+    options = {key: value for key, value in settings.items() if key != "measure"}
+    report = analyse_heads(measured_store(store, settings.measure), task, cfg.seed, **options)
     plots = stage.out("plots", "clark_heads", task)
     write_table(plots / "targets.csv", numbered_from_one(report.targets))
     write_table(plots / "entropy.csv", numbered_from_one(report.entropy))

@@ -12,6 +12,7 @@ from pipeline.attention.dump import DumpSettings, dump_task
 from pipeline.attention.store import config_hash
 from pipeline.core.config import TaskSpec
 from pipeline.core.io import write_json
+from pipeline.core.precision import autocast
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
 from pipeline.models.loading import load_encoder, load_finetuned, load_tokenizer, pick_device
@@ -26,17 +27,20 @@ def run(stage: StageRun) -> None:
         "finetuned": load_finetuned(stage.upstream("models", task.name)).to(device),
         "pretrained": load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(device),
     }
-    metrics = dump_task(
-        models,
-        tokenizer,
-        task,
-        read_split(stage.data(), task.name, task.eval_split),
-        stage.out("attention", f"{task.name}.parquet"),
-        DumpSettings.from_config(cfg.dump_attention),
-        max_length=cfg.shared.max_length,
-        model_id=cfg.model.name,
-        config_hash=config_hash(cfg.model, cfg.dump_attention, cfg.shared.max_length, task.name),
-    )
+    with autocast(cfg.precision, device):  # fp32 on CPU (README, Precision)
+        metrics = dump_task(
+            models,
+            tokenizer,
+            task,
+            read_split(stage.data(), task.name, task.eval_split),
+            stage.out("attention", f"{task.name}.parquet"),
+            DumpSettings.from_config(cfg.dump_attention),
+            max_length=cfg.shared.max_length,
+            model_id=cfg.model.name,
+            config_hash=config_hash(
+                cfg.model, cfg.dump_attention, cfg.shared.max_length, task.name
+            ),
+        )
     write_json(stage.out("metrics", "dump_attention", f"{task.name}.json"), metrics)
 
 

@@ -23,9 +23,11 @@ from pipeline.core.config import CONF_DIR, load_task
 from pipeline.core.errors import PipelineError
 from pipeline.core.stage import StageRun
 from pipeline.data.glue import read_local_split
+from pipeline.data.sampling import evaluation_sample
 from pipeline.michel.ablation import (
     Ablation,
     SweepResult,
+    Uncertainty,
     head_ablations,
     layer_ablations,
     plan_chunks,
@@ -51,6 +53,7 @@ from pipeline.models.metrics import task_metrics
 from stages.ablate import run
 
 SHAPE = (2, 4)  # tiny_random: 2 layers x 4 heads
+QUICK = Uncertainty(bootstrap_resamples=200, permutation_resamples=999, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +161,15 @@ def test_sweep_table_and_summary_known_answer():
         baseline=wrong_one,
         logits=np.stack([right, wrong_one, wrong_one]),
     )
-    table = sweep_table(result, task, labels)
+    table = sweep_table(result, task, labels, QUICK)
     assert table["delta"].tolist() == [0.25, 0.0, 0.0]
+    # one example of four changes: every sign flip gives |mean| = 0.25 (exact test), p = 1
+    assert table["p_value"].tolist() == [1.0, 1.0, 1.0]
+    assert table["loss_p_value"].tolist() == [1.0, 1.0, 1.0]
+    assert table["q_value"].tolist() == [1.0, 1.0, 1.0]
+    # bootstrap of a change on one of four examples: 0 or 0.25 per resampled copy
+    assert table["ci_low"].iloc[0] == 0.0 and 0.25 <= table["ci_high"].iloc[0] <= 0.75
+    assert table[["ci_low", "ci_high", "loss_ci_low", "loss_ci_high"]].iloc[1].tolist() == [0] * 4
     assert table["baseline"].tolist() == [0.75] * 3
     # cross-entropy of a logit margin of 1: log(1 + e^-1) when right, log(1 + e^1) when wrong
     right_loss, wrong_loss = np.log1p(np.exp(-1.0)), np.log1p(np.exp(1.0))
@@ -172,6 +182,35 @@ def test_sweep_table_and_summary_known_answer():
     assert numbers["share_heads_help"] == 0.5
     assert numbers["share_heads_hurt"] == 0.0
     assert numbers["best_layer"] == "L1"
+    assert numbers["heads_significantly_help"] == numbers["heads_significantly_hurt"] == 0
+
+
+def test_sweep_table_tests_and_corrects_known_answers():
+    """Eight examples (2^8 sign patterns: the test is exact): disabling head 0 turns six
+    wrong answers right and none the other way (two-sided sign-flip p = 2 / 2^6), head 1
+    changes nothing; BH over the two heads gives q = p x 2 / rank."""
+    task = load_task("rte")
+    labels = np.array([1] * 8)
+    baseline = np.array([[1.0, 0.0]] * 6 + [[0.0, 1.0]] * 2)  # 2 of 8 correct
+    result = SweepResult(
+        ablations=[Ablation(0, 0), Ablation(0, 1), Ablation(0)],
+        baseline=baseline,
+        logits=np.stack([np.array([[0.0, 1.0]] * 8), baseline, baseline]),
+    )
+    table = sweep_table(result, task, labels, QUICK)
+    assert table["delta"].iloc[0] == pytest.approx(0.75)
+    assert table["p_value"].iloc[0] == pytest.approx(2 / 2**6)
+    assert table["q_value"].iloc[0] == pytest.approx(2 / 2**6 * 2 / 1)
+    assert table["p_value"].iloc[1] == 1.0 and table["q_value"].iloc[1] == 1.0
+    assert table["loss_p_value"].iloc[0] == pytest.approx(2 / 2**6)
+    assert 0 < table["ci_low"].iloc[0] < 0.75 < table["ci_high"].iloc[0] <= 1.0
+    assert table["loss_ci_high"].iloc[0] < 0  # the loss falls on every changed example
+    heads, layers = table[table["head"] >= 0], table[table["head"] < 0]
+    numbers = summary(heads, layers, task, alpha=0.1)
+    assert numbers["heads_significantly_help"] == 1  # q = 1/16 < 0.1
+    assert numbers["heads_significantly_lower_loss"] == 1
+    assert numbers["heads_significantly_hurt"] == numbers["layers_significantly_help"] == 0
+    assert summary(heads, layers, task, alpha=0.05)["heads_significantly_help"] == 0
 
 
 def test_importance_is_the_sum_of_per_example_gradient_magnitudes(layerwise, rows):
@@ -220,6 +259,8 @@ def test_pruning_curve_ends_with_every_head_pruned(layerwise, rows):
     task = load_task("rte")
     curve, first = pruning_curve(layerwise, rows, LABELS, task, pad_id=0, step=0.25, progress=False)
     assert curve["heads_pruned"].tolist() == [0, 2, 4, 6, 8]
+    assert (curve["ci_low"] <= curve["accuracy"]).all()
+    assert (curve["accuracy"] <= curve["ci_high"]).all()
     assert curve["fraction_pruned"].iloc[-1] == 1.0
     assert first.shape == SHAPE
     # the last point is the model with every head's output multiplied by 0
@@ -234,12 +275,29 @@ def test_sweep_summary_on_a_frame():
             "layer": [0, 0, 1, 1],
             "head": [0, 1, 0, 1],
             "delta": [0.1, -0.2, 0.0, 0.3],
+            "q_value": [0.01, 0.04, 1.0, 0.2],
             "delta_loss": [-0.1, 0.2, -0.05, -0.3],
+            "loss_q_value": [0.01, 0.01, 0.5, 0.01],
             "baseline": [0.5] * 4,
         }
     )
-    layers = pd.DataFrame({"layer": [0, 1], "delta": [-0.1, 0.05], "baseline": [0.5] * 2})
+    layers = pd.DataFrame(
+        {
+            "layer": [0, 1],
+            "delta": [-0.1, 0.05],
+            "q_value": [0.01, 0.5],
+            "delta_loss": [0.2, 0.0],
+            "loss_q_value": [0.3, 1.0],
+            "baseline": [0.5] * 2,
+        }
+    )
     numbers = summary(heads, layers, load_task("sst2"))
+    assert numbers["heads_significantly_help"] == 1  # L1-H1 (L2-H2 helps more, q = 0.2)
+    assert numbers["heads_significantly_hurt"] == 1
+    assert numbers["heads_significantly_lower_loss"] == 2
+    assert numbers["heads_significantly_higher_loss"] == 1
+    assert numbers["layers_significantly_hurt"] == 1
+    assert numbers["layers_significantly_help"] == numbers["layers_significantly_lower_loss"] == 0
     assert numbers["best_head"] == "L2-H2"
     assert numbers["worst_head"] == "L1-H2"
     assert numbers["share_heads_help"] == 0.5
@@ -264,6 +322,7 @@ def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
         {
             "seed": 0,
             "device": "cpu",
+            "precision": "fp32",
             "paths": {"outputs": str(tmp_path / "outputs"), "data": str(tmp_path / "data")},
             "model": tiny_model_cfg,
             "task": OmegaConf.load(CONF_DIR / "task" / "rte.yaml"),
@@ -295,6 +354,19 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, prepared_rte):
     metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
     assert metrics["num_examples"] == 10
     assert metrics["importance_examples"] == 6  # the train rows (importance_split: train)
+    # the evaluated rows: a seeded sample stratified by label, their ids written beside
+    dev = pd.read_parquet(tmp_path / "data/glue/rte/validation.parquet")
+    examples = pd.read_csv(plots / "examples.csv")
+    drawn = evaluation_sample(dev, load_task("rte"), 10, prepared_rte.seed)
+    assert examples["idx"].tolist() == drawn["idx"].tolist()
+    assert examples["label"].value_counts().to_dict() == drawn["label"].value_counts().to_dict()
+    for column in ("ci_low", "ci_high", "p_value", "q_value", "loss_p_value", "loss_q_value"):
+        assert heads[column].notna().all() and layers[column].notna().all()
+    assert (heads["ci_low"] <= heads["delta"]).all() and (heads["delta"] <= heads["ci_high"]).all()
+    assert metrics["baseline_ci_low"] <= metrics["baseline"] <= metrics["baseline_ci_high"]
+    assert metrics["heads_significantly_help"] == int(
+        ((heads["q_value"] < 0.05) & (heads["delta"] > 0)).sum()
+    )
     layer, head = heads.loc[heads["delta"].idxmax(), ["layer", "head"]].astype(int)
     assert metrics["best_head"] == f"L{layer}-H{head}"
     assert metrics["best_layer"] == f"L{layers.loc[layers['delta'].idxmax(), 'layer']}"
@@ -336,7 +408,9 @@ def test_ablate_task_numbers_from_one_what_the_sweep_numbers_from_zero(layerwise
     )
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     try:
-        result = ablate_task(layerwise.model, tokenizer, task, dev, None, settings, max_length=32)
+        result = ablate_task(
+            layerwise.model, tokenizer, task, dev, None, settings, max_length=32, seed=0
+        )
         assert torch.are_deterministic_algorithms_enabled()
     finally:
         torch.use_deterministic_algorithms(was_deterministic)
@@ -347,13 +421,15 @@ def test_ablate_task_numbers_from_one_what_the_sweep_numbers_from_zero(layerwise
               mode="uniform", pad_id=0, batch_size=8, progress=False),
         task,
         LABELS,
+        Uncertainty(settings.bootstrap_resamples, settings.permutation_resamples, seed=0),
     )  # fmt: skip
     heads = zero_based[zero_based["head"] >= 0].reset_index(drop=True)
     expected = heads.assign(layer=heads["layer"] + 1, head=heads["head"] + 1)
     pd.testing.assert_frame_equal(result.heads.reset_index(drop=True), expected)
     assert result.layers["layer"].tolist() == [1, 2]
     assert result.importance[["layer", "head"]].min().tolist() == [1, 1]
-    assert set(result.tables) == {"heads", "layers", "importance", "pruning"}
+    assert set(result.tables) == {"heads", "layers", "importance", "pruning", "examples"}
+    assert result.examples["idx"].tolist() == list(range(7))  # 48 asked of 7: all, in order
     assert result.metrics["importance_examples"] == 7
 
     drawn = ablation_figures(result, "rte", settings)

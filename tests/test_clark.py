@@ -588,7 +588,9 @@ def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
 
 
 def tiny_syntax_settings(word_vectors=None) -> tuple:
-    ud = OmegaConf.create({"batch_size": 4, "max_length": 32, "max_offset": 2, "min_count": 1})
+    ud = OmegaConf.create(
+        {"batch_size": 4, "max_length": 32, "max_offset": 2, "min_count": 1, "measure": "weights"}
+    )
     probe = OmegaConf.create(
         {"epochs": 2, "batch_size": 4, "learning_rate": 0.05, "word_vectors": word_vectors}
     )

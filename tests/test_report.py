@@ -59,3 +59,13 @@ def test_report_shows_each_tasks_loss_curve_from_its_folder(tmp_path):
         assert f'alt="figures/finetune/{task}/loss.png"' in section
         assert f"plots/finetune/{task}/loss.csv" in section
     assert section.index("mrpc loss caption") < section.index("rte loss caption")
+
+
+def test_a_stage_summary_opens_its_section_escaped(tmp_path):
+    plots = tmp_path / "plots" / "patterns_train"
+    plots.mkdir(parents=True)
+    (plots / "summary.txt").write_text("468 maps labelled by eye <b>")
+    page = render_report(tmp_path, "Title", "seed: 42\n")
+    heading = page.index("Attention-pattern classifier")
+    summary = page.index('<p class="summary">468 maps labelled by eye &lt;b&gt;</p>')
+    assert heading < summary

@@ -1,11 +1,14 @@
 """Dumping attention: tokens with their word alignment, and every map of a model, into a store.
 
 `dump_task` is the dump_attention stage's work: every map of several models (the variants)
-on the same rows of one task, written into one store.
+on the same rows of one task, written into one store per measure: the weights at the stage's
+path, another captured measure (`norms`, pipeline/attention/norms.py) in a store of the same
+layout beside it (pipeline.attention.measured.measure_path), its measure in the metadata.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -19,8 +22,9 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.capture import capture_maps
+from pipeline.attention.capture import CAPTURED_MEASURES, capture_measures, check_measures
 from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.measured import measure_path
 from pipeline.attention.store import AttentionWriter, Quantize, TokenInfo
 from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
@@ -103,29 +107,37 @@ def dump_variant(
     batch_size: int,
     pad_id: int,
     window: int = 128,
+    others: Mapping[str, AttentionWriter] | None = None,
 ) -> None:
-    """Write every map of `model` on `examples` (sorted by id) into `writer`.
+    """Write every map of `model` on `examples` (sorted by id) into `writer` (the weights),
+    and each other captured measure into its writer in `others` (measure -> writer).
 
     Examples go through in windows of `window` ids; inside a window they are batched by
     length, and the window is written in id order, so memory stays bounded.
     """
+    writers = {"weights": writer, **(others or {})}
     # float16 is what a lossless store keeps; 8-bit codes are made from the float32 maps
     dtype = torch.float16 if writer.quantize == "none" else torch.float32
     with tqdm(total=len(examples), desc=f"dump {task} {variant}", unit="ex") as progress:
         for start in range(0, len(examples), window):
             chunk = examples[start : start + window]
-            maps: dict[int, np.ndarray] = {}
+            maps: dict[tuple[str, int], np.ndarray] = {}  # (measure, id) -> [L, H, n, n]
             lengths = [len(e.row["input_ids"]) for e in chunk]
             for chosen in length_batches(lengths, batch_size):
                 batch = [chunk[i] for i in chosen]
-                batch_maps = capture_maps(model, [e.row for e in batch], pad_id, dtype)
-                for example, example_maps in zip(batch, batch_maps, strict=True):
-                    maps[example.example_id] = example_maps.numpy()
-                progress.update(len(batch))
-            for example in chunk:
-                writer.add(
-                    variant, task, example.example_id, maps.pop(example.example_id), example.tokens
+                captured = capture_measures(
+                    model, [e.row for e in batch], pad_id, list(writers), dtype
                 )
+                for measure, batch_maps in captured.items():
+                    for example, example_maps in zip(batch, batch_maps, strict=True):
+                        maps[measure, example.example_id] = example_maps.numpy()
+                progress.update(len(batch))
+            for measure, measure_writer in writers.items():
+                for example in chunk:
+                    measure_writer.add(
+                        variant, task, example.example_id,
+                        maps.pop((measure, example.example_id)), example.tokens,
+                    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -136,10 +148,18 @@ class DumpSettings:
     batch_size: int
     quantize: Quantize
     row_group_mib: float
+    measures: Sequence[str] = ("weights",)  # captured measures stored: weights, norms
 
     @classmethod
     def from_config(cls, node: DictConfig) -> DumpSettings:
-        return settings_from(cls, node)
+        settings = settings_from(cls, node)
+        check_measures(settings.measures, CAPTURED_MEASURES)
+        if "weights" not in settings.measures:
+            raise PipelineError(
+                f"dump_attention.measures {settings.measures} lacks weights; every analysis "
+                "reads them: add weights"
+            )
+        return settings
 
 
 def dump_task(
@@ -155,7 +175,8 @@ def dump_task(
     config_hash: str,
 ) -> dict[str, float | int]:
     """Write every map of each model (variant name -> model, on its device) on the first
-    `settings.num_examples` rows of `frame` into a new store at `path`; return its metrics:
+    `settings.num_examples` rows of `frame` into a new store at `path` (the weights; each
+    other measure of `settings.measures` beside it, `measure_path`); return its metrics:
     examples, mean_tokens, file_mib and bytes_vs_raw_float16 (the store's size over the
     raw float16 maps')."""
     attached = {variant: attach(models[variant].eval()) for variant in sorted(models)}
@@ -165,24 +186,33 @@ def dump_task(
     num_layers, num_heads = next(iter(shapes.values()))
     examples = tokenize_examples(tokenizer, task, frame.head(settings.num_examples), max_length)
     started = time.perf_counter()
-    with AttentionWriter(
-        path,
-        model_id=model_id,
-        num_layers=num_layers,
-        num_heads=num_heads,
-        config_hash=config_hash,
-        quantize=settings.quantize,
-        row_group_bytes=int(settings.row_group_mib * 2**20),
-    ) as writer:
+    with contextlib.ExitStack() as stack:
+        writers = {
+            measure: stack.enter_context(
+                AttentionWriter(
+                    measure_path(path, measure),
+                    model_id=model_id,
+                    num_layers=num_layers,
+                    num_heads=num_heads,
+                    config_hash=config_hash,
+                    quantize=settings.quantize,
+                    row_group_bytes=int(settings.row_group_mib * 2**20),
+                    extra_metadata={"measure": measure},
+                )
+            )
+            for measure in settings.measures
+        }
+        weights = writers.pop("weights")
         for variant, model in attached.items():  # sorted: the store's row order
             dump_variant(
                 model,
                 examples,
-                writer,
+                weights,
                 variant,
                 task.name,
                 batch_size=settings.batch_size,
                 pad_id=tokenizer.pad_token_id,
+                others=writers,
             )
     log.info(
         "%s: %d examples x %d variants in %.1f s -> %s",

@@ -10,7 +10,10 @@ and keyword arguments given to the model's forward reach that call. After `attac
   `uniform` (Kovaleva et al.: every query gives 1/n to each of the n real tokens, [CLS]
   and [SEP] included) or `zero` (Michel et al.: the head's output is multiplied by 0);
 - scale each head's output by a differentiable gate, [L, H] or per example [B, L, H]
-  (Michel et al.'s xi_h; per-example gates give per-example gradients).
+  (Michel et al.'s xi_h; per-example gates give per-example gradients);
+- with `value_grams` (pipeline/attention/norms.py), capture beside the probabilities the
+  value-weighted norms ||alpha_h[i, j] f_h(x_j)|| of Kobayashi et al. (2020), scaled like the
+  head's output by its gate (0 for a zero-disabled head).
 
 Layers that are neither captured nor touched run transformers' SDPA path unchanged. A layer
 whose heads are all uniform-disabled skips the attention scores entirely: its output is the
@@ -19,7 +22,7 @@ mean of the values over the real tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,6 +31,7 @@ from transformers import AttentionInterface, PreTrainedModel
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from pipeline.attention.norms import value_norms, weighted_norms
 from pipeline.core.errors import PipelineError
 
 IMPLEMENTATION = "dark_secrets_engine"
@@ -44,6 +48,9 @@ class HeadControl:
     capture: Iterable[int] | None = None  # layers whose probabilities are recorded
     capture_heads: Sequence[int] | None = None  # heads kept in the record (None: all)
     maps: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, h, T, T]
+    # layer -> G_h [H, D, D] (norms.value_grams); given, captured layers also record norms
+    value_grams: Mapping[int, torch.Tensor] | None = None
+    norms: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, h, T, T]
     layers_seen: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -127,6 +134,9 @@ def engine_attention(
             )
         heads = list(control.capture_heads) if control.capture_heads is not None else slice(None)
         control.maps[layer] = probs[:, heads].detach()
+        if control.value_grams is not None:
+            norms = value_norms(value[:, heads].detach(), control.value_grams[layer][heads])
+            control.norms[layer] = weighted_norms(control.maps[layer], norms)  # [B, h, T, T]
         weights = torch.nn.functional.dropout(probs, p=dropout, training=module.training)
         output = torch.matmul(weights, value).transpose(1, 2)  # [B, T, H, D]
     else:
@@ -150,7 +160,24 @@ def engine_attention(
     gate = control.gate_in(layer)  # [B or 1, H] or None
     if gate is not None:
         output = output * gate.to(output.device, output.dtype)[:, None, :, None]
+    if layer in control.norms:
+        _scale_norms(control, layer, disabled, gate)
     return output, probs
+
+
+def _scale_norms(
+    control: HeadControl, layer: int, disabled: torch.Tensor | None, gate: torch.Tensor | None
+) -> None:
+    """Scale the recorded norms of `layer` as the heads' outputs were: by the gate [B or 1, H],
+    and to 0 for heads zero-disabled (bool [B or 1, H])."""
+    norms = control.norms[layer]  # [B, h, T, T]
+    heads = list(control.capture_heads) if control.capture_heads is not None else slice(None)
+    scale = torch.ones(1, control.value_grams[layer].shape[0], device=norms.device)  # [1, H]
+    if disabled is not None and control.mode == "zero":
+        scale = scale * (~disabled).to(norms.device, norms.dtype)
+    if gate is not None:
+        scale = scale * gate.detach().to(norms.device, norms.dtype)
+    control.norms[layer] = norms * scale[:, heads, None, None]
 
 
 AttentionInterface.register(IMPLEMENTATION, engine_attention)

@@ -14,7 +14,8 @@ A head is a column, so reading one head over all examples reads 1/H of the map b
 (column pruning); rows sorted by example let a reader skip row groups of other
 examples (row-group pruning). Float leaves are byte-stream-split, everything is zstd.
 The file metadata (key `dark_secrets.attention`) holds the schema version, model id, config
-hash and the model's shape. The writer writes under a temporary name and renames at the end.
+hash, the model's shape and the measure the maps hold (`weights` when absent; see
+pipeline/attention/measured.py). The writer writes under a temporary name and renames at the end.
 """
 
 from __future__ import annotations
@@ -360,6 +361,7 @@ class AttentionStore:
         self.num_layers = int(self.metadata["num_layers"])
         self.num_heads = int(self.metadata["num_heads"])
         self.quantize: Quantize = self.metadata["quantize"]
+        self.measure: str = self.metadata.get("measure", "weights")  # what the maps hold
         self._index = self._read_index()
         self._tokens: dict[str, dict[int, TokenInfo]] = {}
 

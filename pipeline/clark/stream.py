@@ -1,4 +1,9 @@
-"""Attention maps streamed through the engine, one example at a time, never all stored."""
+"""Attention maps streamed through the engine, one example at a time, never all stored.
+
+`measure` chooses the maps: the weights (Clark et al.), the value-weighted norms as row
+shares or the rollout, one map per layer (pipeline/attention/measured.py); word maps are
+made from the chosen piece maps.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.capture import Encoding, stream_maps
+from pipeline.attention.capture import Encoding, stream_measures
+from pipeline.attention.measured import captured_for, measure_maps
 from pipeline.clark.words import piece_groups, word_maps
 
 
@@ -37,11 +43,17 @@ def stream_word_maps(
     batch_size: int,
     max_length: int,
     desc: str = "word attention",
+    measure: str = "weights",
 ) -> Iterator[tuple[int, torch.Tensor]]:
-    """(index, word maps float [L, H, w + 2, w + 2]) per sentence that fits in `max_length`."""
+    """(index, word maps float [L, H, w + 2, w + 2]) per sentence that fits in `max_length`,
+    of `measure` ([L, 1, w + 2, w + 2] for rollout)."""
     encoded = {i: encode_words(tokenizer, words, max_length) for i, words in enumerate(sentences)}
     kept = [i for i, item in encoded.items() if item is not None]
     encodings = [encoded[i][0] for i in kept]
-    for position, maps in stream_maps(model, encodings, batch_size, tokenizer.pad_token_id, desc):
+    stream = stream_measures(
+        model, encodings, batch_size, tokenizer.pad_token_id, captured_for(measure), desc
+    )
+    for position, captured in stream:
         index = kept[position]
-        yield index, word_maps(maps, encoded[index][1])
+        maps = captured["weights"] if measure == "weights" else measure_maps(captured, measure)
+        yield index, word_maps(torch.as_tensor(maps), encoded[index][1])

@@ -24,6 +24,7 @@ from pipeline.clark.syntax import ALL, HeadCounts, select_and_report
 from pipeline.clark.ud import Sentence
 from pipeline.clark.vectors import WordVectors
 from pipeline.core.heads import head_name
+from pipeline.core.stats import binomial_interval
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +60,19 @@ def gather_split(
     split: str,
 ) -> SplitEvidence:
     """Stream the word maps of `sentences` into relation counts and probe examples."""
-    counts = HeadCounts(relations, offsets, *model_shape(model))
+    layers, heads = model_shape(model)
+    heads = 1 if ud.measure == "rollout" else heads  # rollout: one map per layer
+    counts = HeadCounts(relations, offsets, layers, heads)
     probe, probe_words = [], []
     words = [s.words for s in sentences]
     for index, maps in stream_word_maps(
-        model, tokenizer, words, ud.batch_size, ud.max_length, desc=f"UD {split}"
+        model,
+        tokenizer,
+        words,
+        ud.batch_size,
+        ud.max_length,
+        desc=f"UD {split}",
+        measure=ud.measure,
     ):
         sentence = sentences[index]
         counts.add(sentence, maps)  # maps [L, H, w + 2, w + 2]
@@ -98,6 +107,22 @@ def probe_scores(
     }
 
 
+def with_intervals(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with the exact binomial (Clopper-Pearson) 95% interval of each relation's
+    head and offset accuracy over its `count` dev arcs: `head_ci_low`, `head_ci_high`,
+    `offset_ci_low`, `offset_ci_high`. Arcs of one sentence are treated as independent, so
+    the intervals are somewhat narrow."""
+    columns = {}
+    for kind in ("head", "offset"):
+        found = [
+            binomial_interval(round(accuracy * count), count)
+            for accuracy, count in zip(table[f"{kind}_accuracy"], table["count"], strict=True)
+        ]
+        columns[f"{kind}_ci_low"] = [interval.low for interval in found]
+        columns[f"{kind}_ci_high"] = [interval.high for interval in found]
+    return table.assign(**columns)
+
+
 def relation_metrics(table: pd.DataFrame) -> dict[str, float | str]:
     """Each relation's head and offset accuracy, and the best head for all relations."""
     metrics: dict[str, float | str] = {
@@ -107,6 +132,10 @@ def relation_metrics(table: pd.DataFrame) -> dict[str, float | str]:
     }
     overall = table[table["relation"] == ALL].iloc[0]
     metrics["all_relations_best_head"] = head_name(overall["layer"], overall["head"])
+    for kind in ("head", "offset"):
+        for bound in ("low", "high"):
+            key = f"{kind}_ci_{bound}"
+            metrics[f"all_relations_{kind}_accuracy_ci_{bound}"] = float(overall[key])
     return metrics
 
 
@@ -131,7 +160,7 @@ def analyse_syntax(
         vectors = WordVectors(probe.word_vectors, {word for s in sentences for word in s.words})
     selected = gather_split(model, tokenizer, train, relations, offsets, ud, vectors, "train")
     reported = gather_split(model, tokenizer, dev, relations, offsets, ud, vectors, "dev")
-    table = select_and_report(selected.counts, reported.counts, ud.min_count)
+    table = with_intervals(select_and_report(selected.counts, reported.counts, ud.min_count))
     metrics = relation_metrics(table)
     metrics |= probe_scores("probe", selected.probe, reported.probe, probe, seed)
     metrics |= probe_scores("probe_words", selected.probe_words, reported.probe_words, probe, seed)

@@ -44,9 +44,11 @@ class ImportanceSplit(StrEnum):
     eval = "eval"
 
 
-class LabelSource(StrEnum):
-    annotations = "annotations"  # data/annotations/<model.name>/
-    heuristic = "heuristic"  # a fresh sample of this run's dumps, labelled by the rule
+class Precision(StrEnum):
+    auto = "auto"  # bf16 on a CUDA GPU that has it, else fp16 there; fp32 on CPU
+    fp32 = "fp32"
+    bf16 = "bf16"  # autocast to bfloat16
+    fp16 = "fp16"  # autocast to float16 (a gradient scaler when training)
 
 
 class Variant(StrEnum):
@@ -119,6 +121,7 @@ class FinetuneConfig:
     weight_decay: float = MISSING
     grad_clip: float = MISSING
     log_every: int = MISSING
+    checkpoint_every: int = MISSING  # steps between resumable checkpoints; 0: none
     baselines: Baselines = field(default_factory=Baselines)
 
 
@@ -128,12 +131,14 @@ class DumpAttentionConfig:
     batch_size: int = MISSING
     quantize: Quantize = Quantize.none
     row_group_mib: int = MISSING
+    measures: list[str] = field(default_factory=lambda: ["weights"])  # + norms: a 2nd store
 
 
 @dataclass
 class PatternSample:
-    maps_per_task: int = MISSING
-    variant: Variant = Variant.finetuned
+    variants: list[Variant] = MISSING
+    classes: list[str] = MISSING  # pattern classes (checked by the patterns settings)
+    per_class: int = MISSING
 
 
 @dataclass
@@ -147,7 +152,9 @@ class PatternRule:
 class PatternClassifier:
     input_size: int = MISSING
     channels: list[int] = MISSING
-    val_fraction: float = MISSING
+    folds: int = MISSING
+    ensemble: int = MISSING
+    bootstrap_resamples: int = MISSING
     epochs: int = MISSING
     batch_size: int = MISSING
     learning_rate: float = MISSING
@@ -157,7 +164,7 @@ class PatternClassifier:
 @dataclass
 class PatternsConfig:
     num_examples: Optional[int] = MISSING
-    labels: LabelSource = LabelSource.annotations
+    labels_from: str = MISSING
     sample: PatternSample = field(default_factory=PatternSample)
     heuristic: PatternRule = field(default_factory=PatternRule)
     classifier: PatternClassifier = field(default_factory=PatternClassifier)
@@ -174,6 +181,27 @@ class AblateConfig:
     importance_examples: Optional[int] = MISSING
     prune_step: float = MISSING
     prune_keep: float = MISSING
+    bootstrap_resamples: int = MISSING
+    permutation_resamples: int = MISSING
+
+
+@dataclass
+class MeasuresConfig:
+    num_examples: Optional[int] = MISSING
+    batch_size: int = MISSING
+    measures: list[str] = MISSING  # weights, norms, rollout (checked by the measures settings)
+    bootstrap_resamples: int = MISSING
+
+
+@dataclass
+class GatesConfig:
+    num_examples: Optional[int] = MISSING  # dev rows evaluated (= ablate.num_examples: same rows)
+    train_examples: Optional[int] = MISSING  # train rows the gates are fitted on
+    batch_size: int = MISSING
+    steps: int = MISSING  # optimiser steps per lambda
+    learning_rate: float = MISSING
+    init_log_alpha: float = MISSING
+    lambdas: list[float] = MISSING  # L0 strengths swept
 
 
 @dataclass
@@ -196,6 +224,7 @@ class AnalyzeConfig:
     spacy_model: str = MISSING
     token_types: dict[str, TokenTypeRule] = MISSING
     grid: GridConfig = field(default_factory=GridConfig)
+    measure: str = "weights"  # maps analysed: weights, norms or rollout (README, Measures)
 
 
 @dataclass
@@ -218,6 +247,7 @@ class Behaviour:
 @dataclass
 class ClarkHeadsConfig:
     variant: Variant = Variant.pretrained
+    measure: str = "weights"  # weights, norms or rollout (pipeline/attention/measured.py)
     num_examples: Optional[int] = MISSING
     punctuation: list[str] = MISSING
     behaviour: Behaviour = field(default_factory=Behaviour)
@@ -229,6 +259,7 @@ class TreebankConfig:
     train_sentences: Optional[int] = MISSING
     dev_sentences: Optional[int] = MISSING
     strip_subtypes: bool = True
+    measure: str = "weights"  # weights, norms or rollout (pipeline/attention/measured.py)
     max_length: int = MISSING
     batch_size: int = MISSING
     max_offset: int = MISSING
@@ -276,6 +307,8 @@ class Config:
     dump_attention: DumpAttentionConfig = field(default_factory=DumpAttentionConfig)
     patterns: PatternsConfig = field(default_factory=PatternsConfig)
     ablate: AblateConfig = field(default_factory=AblateConfig)
+    measures: MeasuresConfig = field(default_factory=MeasuresConfig)
+    gates: GatesConfig = field(default_factory=GatesConfig)
     analyze: AnalyzeConfig = field(default_factory=AnalyzeConfig)
     framenet: FramenetConfig = field(default_factory=FramenetConfig)
     clark_heads: ClarkHeadsConfig = field(default_factory=ClarkHeadsConfig)
@@ -286,6 +319,7 @@ class Config:
     tasks: list[str] = MISSING
     seed: int = 42
     device: str = "auto"  # auto, cpu, cuda, cuda:N
+    precision: Precision = Precision.auto  # fine-tuning and inference (pipeline/core/precision.py)
 
 
 def register() -> None:

@@ -4,6 +4,8 @@
 attention store, tags their tokens with spaCy, and returns the four tables the stage writes
 and its headline metrics. The tables and metrics number layers and heads from 1 (`L3-H5`),
 as the paper does; the functions they come from (`tables`, `measures`) count from 0.
+`settings.measure` chooses the maps analysed: the weights (the paper), the value-weighted
+norms or the rollout (pipeline/attention/measured.py; rollout: one "head" per layer).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from pipeline.attention.measured import check_measure, measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.core.heads import head_name, layer_name, numbered_from_one
 from pipeline.kovaleva.linguistic import (
@@ -44,9 +47,11 @@ class AnalyzeSettings:
     token_types: dict[str, TypeRule]  # linguistic types, in drawing order
     grid_variant: str  # Fig. 10's model variant
     grid_max_tokens: int  # Fig. 10's example: the first with at most this many pieces
+    measure: str = "weights"  # maps analysed: weights, norms or rollout
 
     @classmethod
     def from_config(cls, node: DictConfig) -> AnalyzeSettings:
+        check_measure(node.measure)
         return cls(
             num_examples=node.num_examples,
             chunk_examples=node.chunk_examples,
@@ -54,6 +59,7 @@ class AnalyzeSettings:
             token_types=parse_rules(OmegaConf.to_container(node.token_types, resolve=True)),
             grid_variant=str(node.grid.variant),
             grid_max_tokens=node.grid.max_tokens,
+            measure=node.measure,
         )
 
 
@@ -85,7 +91,8 @@ class TaskAnalysis:
 
 def analyze_task(store: AttentionStore, task: str, settings: AnalyzeSettings) -> TaskAnalysis:
     """Figs. 5, 6, 7 and 10 of `task` over the first `settings.num_examples` examples that
-    both variants of `store` hold."""
+    both variants of `store` hold, on the maps of `settings.measure`."""
+    store = measured_store(store, settings.measure)
     examples = shared_examples(store, task, settings.num_examples)
     chunk = settings.chunk_examples
     cosine = cosine_table(store, task, examples, chunk)

@@ -32,9 +32,18 @@ from pipeline.attention.engine import HeadControl, Mode, head_mask, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import TaskSpec
 from pipeline.core.heads import head_name, layer_name
+from pipeline.core.stats import (
+    Interval,
+    benjamini_hochberg,
+    bootstrap_interval,
+    paired_difference_interval,
+    paired_metric_test,
+    paired_test,
+)
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.models.metrics import task_metrics
+from pipeline.models.batched_metrics import batched_metric
+from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 log = logging.getLogger(__name__)
 
@@ -198,58 +207,153 @@ def _stacked_pass(
 
 def task_loss(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The summed fine-tuning loss of a batch: cross-entropy, or squared error (regression)."""
+    return example_losses(task, logits, labels).sum()
+
+
+def example_losses(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The fine-tuning loss [N] of each example: cross-entropy, or squared error."""
     if task.is_regression:
-        return F.mse_loss(logits[:, 0], labels.float(), reduction="sum")
-    return F.cross_entropy(logits, labels.long(), reduction="sum")
+        return F.mse_loss(logits[:, 0], labels.float(), reduction="none")
+    return F.cross_entropy(logits, labels.long(), reduction="none")
 
 
-def sweep_table(result: SweepResult, task: TaskSpec, labels: np.ndarray) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Uncertainty:
+    """How the sweep's effects are given intervals and tests (pipeline/core/stats.py)."""
+
+    bootstrap_resamples: int = 1000  # paired bootstrap of the examples, per interval
+    permutation_resamples: int = 9999  # random swaps of ablated/baseline outputs, per test
+    seed: int = 0
+    alpha: float = 0.05  # the false discovery rate of `significant`
+
+
+def sweep_table(
+    result: SweepResult, task: TaskSpec, labels: np.ndarray, uncertainty: Uncertainty
+) -> pd.DataFrame:
     """One row per ablation: layer, head (-1 for a whole layer), every task metric, the
-    baseline of the main metric, `delta` = ablated - baseline (main metric), and the mean
-    task loss on the gold labels with its change `delta_loss` (finer-grained than the metric
-    on small subsets)."""
+    baseline of the main metric, `delta` = ablated - baseline (main metric) with its paired
+    bootstrap interval `ci_low`..`ci_high`, the p-value of a paired permutation test of
+    `delta` and its Benjamini-Hochberg `q_value` (over all heads; over all layers); and the
+    mean task loss on the gold labels with `delta_loss`, its interval `loss_ci_low`..
+    `loss_ci_high`, `loss_p_value` (sign flips of the per-example loss changes) and
+    `loss_q_value`. The loss is finer-grained than the metric on small samples."""
     gold = torch.tensor(labels)  # a copy: frames hand out read-only arrays
-
-    def mean_loss(logits: np.ndarray) -> float:
-        return float(task_loss(task, torch.from_numpy(logits), gold)) / len(labels)
-
+    metric = batched_metric(task)
+    resamples = {"seed": uncertainty.seed, "vectorized": True}
+    base_predictions = predictions_from_logits(task, result.baseline)  # [N]
+    base_losses = example_losses(task, torch.from_numpy(result.baseline), gold).numpy()  # [N]
     base = task_metrics(task, labels, result.baseline)[task.main_metric]
-    base_loss = mean_loss(result.baseline)
     records = []
     for ablation, logits in zip(result.ablations, result.logits, strict=True):
+        predictions = predictions_from_logits(task, logits)  # [N]
+        losses = example_losses(task, torch.from_numpy(logits), gold).numpy()  # [N]
+        change = losses - base_losses  # [N]
+        delta = paired_difference_interval(
+            metric,
+            labels,
+            base_predictions,
+            predictions,
+            n_resamples=uncertainty.bootstrap_resamples,
+            **resamples,
+        )
+        delta_loss = bootstrap_interval(
+            lambda d: d.mean(axis=-1),
+            change,
+            n_resamples=uncertainty.bootstrap_resamples,
+            **resamples,
+        )
         scores = task_metrics(task, labels, logits)
-        loss = mean_loss(logits)
         records.append(
             {
                 "layer": ablation.layer,
                 "head": -1 if ablation.head is None else ablation.head,
                 **scores,
                 "baseline": base,
-                "delta": scores[task.main_metric] - base,
-                "loss": loss,
-                "delta_loss": loss - base_loss,
+                "delta": delta.estimate,
+                "ci_low": delta.low,
+                "ci_high": delta.high,
+                "p_value": paired_metric_test(
+                    metric,
+                    labels,
+                    base_predictions,
+                    predictions,
+                    n_resamples=uncertainty.permutation_resamples,
+                    **resamples,
+                ),
+                "loss": float(losses.mean()),
+                "delta_loss": delta_loss.estimate,
+                "loss_ci_low": delta_loss.low,
+                "loss_ci_high": delta_loss.high,
+                "loss_p_value": paired_test(
+                    change, n_resamples=uncertainty.permutation_resamples, seed=uncertainty.seed
+                ),
             }
         )
-    return pd.DataFrame.from_records(records)
+    table = pd.DataFrame.from_records(records)
+    family = table["head"] < 0  # whole layers; single heads
+    for column in ("p_value", "loss_p_value"):
+        q_column = column.replace("p_value", "q_value")
+        table[q_column] = np.nan
+        for members in (family, ~family):
+            table.loc[members, q_column] = benjamini_hochberg(table.loc[members, column])
+    order = [*table.columns[: table.columns.get_loc("p_value") + 1], "q_value"]
+    return table[order + [c for c in table.columns if c not in order]]
 
 
-def summary(heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec) -> dict[str, float | str]:
+def baseline_interval(
+    result: SweepResult, task: TaskSpec, labels: np.ndarray, uncertainty: Uncertainty
+) -> Interval:
+    """The unablated model's main metric and its bootstrap interval over the examples."""
+    return bootstrap_interval(
+        batched_metric(task),
+        labels,
+        predictions_from_logits(task, result.baseline),
+        n_resamples=uncertainty.bootstrap_resamples,
+        seed=uncertainty.seed,
+        vectorized=True,
+    )
+
+
+def _significant(table: pd.DataFrame, q_column: str, effect: str, alpha: float) -> pd.Series:
+    """-1, 0 or +1 per row: the sign of `effect` where `q_column` < alpha, else 0."""
+    return np.sign(table[effect]).where(table[q_column] < alpha, 0.0)
+
+
+def summary(
+    heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec, alpha: float = 0.05
+) -> dict[str, float | int | str]:
     """The Fig. 8/9 headline numbers as flat metrics (deltas in the main metric), from the
-    0-based sweep tables; heads and layers are named from 1 (`L3-H5`, `L3`)."""
+    0-based sweep tables; heads and layers are named from 1 (`L3-H5`, `L3`). Removing a head
+    (layer) *significantly* helps when its metric change is positive with q < alpha
+    (Benjamini-Hochberg over the heads; the layers); `..._lower_loss` / `..._higher_loss`
+    count the significant loss changes the same way."""
     best_head = heads.loc[heads["delta"].idxmax()]
     worst_head = heads.loc[heads["delta"].idxmin()]
     best_layer = layers.loc[layers["delta"].idxmax()]
+    counts: dict[str, int] = {}
+    for kind, table in (("heads", heads), ("layers", layers)):
+        on_metric = _significant(table, "q_value", "delta", alpha)
+        on_loss = _significant(table, "loss_q_value", "delta_loss", alpha)
+        counts |= {
+            f"{kind}_significantly_help": int((on_metric > 0).sum()),
+            f"{kind}_significantly_hurt": int((on_metric < 0).sum()),
+            f"{kind}_significantly_lower_loss": int((on_loss < 0).sum()),
+            f"{kind}_significantly_higher_loss": int((on_loss > 0).sum()),
+        }
     return {
         "main_metric": task.main_metric,
         "baseline": float(heads["baseline"].iloc[0]),
         "best_head": head_name(best_head["layer"], best_head["head"]),
         "best_head_gain": float(best_head["delta"]),
+        "best_head_q_value": float(best_head["q_value"]),
         "worst_head": head_name(worst_head["layer"], worst_head["head"]),
         "worst_head_drop": float(worst_head["delta"]),
+        "worst_head_q_value": float(worst_head["q_value"]),
         "share_heads_help": float((heads["delta"] > 0).mean()),
         "share_heads_hurt": float((heads["delta"] < 0).mean()),
         "mean_head_delta": float(heads["delta"].mean()),
         "share_heads_lower_loss": float((heads["delta_loss"] < 0).mean()),
+        **counts,
         "best_layer": layer_name(best_layer["layer"]),
         "best_layer_delta": float(best_layer["delta"]),
         "worst_layer_delta": float(layers["delta"].min()),

@@ -2,9 +2,12 @@
 and heads numbered from 1, as written).
 
 - `head_delta_heatmap` (paper Fig. 8): layers x heads, the change in the task metric when
-  that one head is disabled, annotated, on a diverging scale centred at 0.
-- `layer_delta_bars` (paper Fig. 9): the change when a whole layer is disabled.
-- `pruning_curve_plot` (Michel et al. Fig. 3 style): metric against fraction of heads pruned.
+  that one head is disabled, annotated, on a diverging scale centred at 0; a `*` marks the
+  heads whose change is significant (Benjamini-Hochberg q < 0.05).
+- `layer_delta_bars` (paper Fig. 9): the change when a whole layer is disabled, with its
+  95% paired bootstrap interval as an error bar.
+- `pruning_curve_plot` (Michel et al. Fig. 3 style): metric against fraction of heads pruned,
+  with a band for the 95% bootstrap interval of each point.
 
 `ablation_figures` draws all three from `ablate_task`'s result, with their captions.
 """
@@ -24,12 +27,16 @@ import seaborn as sns
 from pipeline.michel.run import Ablated, AblateSettings
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
+ALPHA = 0.05  # q-values below it are marked significant
 
 
 def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figure:
-    """`heads` has layer, head, delta; cells show delta x 100."""
+    """`heads` has layer, head, delta, q_value; cells show delta x 100, with `*` where the
+    change is significant (q < ALPHA)."""
     grid = heads.pivot_table(index="layer", columns="head", values="delta")
     grid = grid * POINTS
+    marks = heads.pivot_table(index="layer", columns="head", values="q_value") < ALPHA
+    labels = grid.map(lambda value: f"{value:.1f}") + marks.map(lambda sig: "*" if sig else "")
     limit = max(float(grid.abs().max().max()), 1e-9)
     width = max(4.0, 0.55 * grid.shape[1] + 1.5)
     figure, ax = plt.subplots(figsize=(width, 0.5 * grid.shape[0] + 1.4))
@@ -40,8 +47,8 @@ def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figu
         center=0.0,
         vmin=-limit,
         vmax=limit,
-        annot=True,
-        fmt=".1f",
+        annot=labels,
+        fmt="",
         annot_kws={"fontsize": 7},
         cbar_kws={"label": f"change in {metric} (x100)"},
     )
@@ -51,17 +58,24 @@ def head_delta_heatmap(heads: pd.DataFrame, metric: str, title: str) -> plt.Figu
 
 
 def layer_delta_bars(layers: pd.DataFrame, metric: str, title: str) -> plt.Figure:
-    """`layers` has layer, delta; one bar per disabled layer, delta x 100."""
+    """`layers` has layer, delta, ci_low, ci_high, q_value; one bar per disabled layer,
+    delta x 100, with its interval as an error bar and `*` where q < ALPHA."""
     data = layers.assign(change=layers["delta"] * POINTS)
     figure, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(data) + 2), 3.2))
     sns.barplot(data=data, x="layer", y="change", ax=ax, color="tab:blue", native_scale=True)
+    below = (data["delta"] - data["ci_low"]) * POINTS
+    above = (data["ci_high"] - data["delta"]) * POINTS
+    ax.errorbar(
+        data["layer"], data["change"], yerr=[below, above], fmt="none", ecolor="black", capsize=3
+    )
     ax.axhline(0.0, color="black", linewidth=0.8)
-    for patch, value in zip(ax.patches, data["change"], strict=False):
+    for row in data.itertuples():
+        top = row.ci_high * POINTS if row.change >= 0 else row.ci_low * POINTS
         ax.annotate(
-            f"{value:.1f}",
-            (patch.get_x() + patch.get_width() / 2, value),
+            f"{row.change:.1f}" + ("*" if row.q_value < ALPHA else ""),
+            (row.layer, top),
             ha="center",
-            va="bottom" if value >= 0 else "top",
+            va="bottom" if row.change >= 0 else "top",
             fontsize=7,
         )
     ax.set_xlabel("disabled layer")
@@ -72,9 +86,10 @@ def layer_delta_bars(layers: pd.DataFrame, metric: str, title: str) -> plt.Figur
 
 
 def pruning_curve_plot(curve: pd.DataFrame, metric: str, title: str) -> plt.Figure:
-    """`curve` has fraction_pruned and the metric column."""
+    """`curve` has fraction_pruned, the metric column and its interval ci_low, ci_high."""
     figure, ax = plt.subplots(figsize=(4.5, 3.2))
     sns.lineplot(data=curve, x="fraction_pruned", y=metric, marker="o", ax=ax)
+    ax.fill_between(curve["fraction_pruned"], curve["ci_low"], curve["ci_high"], alpha=0.25)
     ax.axhline(curve[metric].iloc[0], color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlabel("fraction of heads pruned")
     ax.set_ylabel(metric)
@@ -106,21 +121,25 @@ def ablation_figures(result: Ablated, task: str, settings: AblateSettings) -> di
         "fig8_heads": Captioned(
             head_delta_heatmap(result.heads, metric, f"Disabling one head ({where})"),
             f"Change in {metric} (x100; baseline {baseline:.3f}) when each single head is "
-            f"disabled ({settings.mode} mode), on {examples} {task} dev examples; positive "
-            "cells: the model does better without that head (paper Fig. 8).",
+            f"disabled ({settings.mode} mode), on {examples} {task} dev examples (a seeded "
+            "sample, stratified by label); positive cells: the model does better without that "
+            f"head; *: significant change (paired permutation test, Benjamini-Hochberg q < "
+            f"{ALPHA} over all heads; paper Fig. 8).",
             config,
         ),
         "fig9_layers": Captioned(
             layer_delta_bars(result.layers, metric, f"Disabling one layer ({where})"),
             f"Change in {metric} (x100) when all heads of one layer are disabled "
-            f"({settings.mode} mode), on {examples} {task} dev examples (paper Fig. 9).",
+            f"({settings.mode} mode), on {examples} {task} dev examples; error bars: 95% "
+            f"paired bootstrap intervals; *: q < {ALPHA} over the layers (paper Fig. 9).",
             config,
         ),
         "pruning": Captioned(
             pruning_curve_plot(result.pruning, metric, f"Iterative head pruning ({task})"),
             f"{metric} on {examples} {task} dev examples as heads are pruned "
             f"({settings.prune_step:.0%} of all heads per step, least important first by "
-            f"gradient importance on {scored}, recomputed after each step; Michel et al. 2019).",
+            f"gradient importance on {scored}, recomputed after each step; band: 95% bootstrap "
+            "interval over the examples; Michel et al. 2019).",
             {**config, "prune_step": settings.prune_step},
         ),
     }

@@ -31,10 +31,12 @@ from tqdm.auto import tqdm
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import TaskSpec
+from pipeline.core.stats import bootstrap_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import Rows, row_lengths, task_loss
-from pipeline.models.metrics import task_metrics
+from pipeline.michel.ablation import Rows, Uncertainty, row_lengths, task_loss
+from pipeline.models.batched_metrics import batched_metric
+from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 
 @dataclass(frozen=True)
@@ -121,13 +123,16 @@ def pruning_curve(
     step: float = 0.1,
     batch_size: int = 32,
     scoring: tuple[Rows, np.ndarray] | None = None,
+    uncertainty: Uncertainty | None = None,
     progress: bool = True,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """(curve, first importance): one row per point with heads_pruned, fraction_pruned,
-    every task metric on `rows` and `delta` (main metric - unpruned); and the full model's
+    every task metric on `rows`, the main metric's bootstrap interval over the examples
+    (`ci_low`, `ci_high`) and `delta` (main metric - unpruned); and the full model's
     normalised importance [L, H]. Importance is computed on `scoring` (rows, labels), e.g.
     training examples as Michel et al. do, or on `rows` themselves when it is None."""
     score_rows, score_labels = scoring if scoring is not None else (rows, labels)
+    uncertainty = uncertainty or Uncertainty()
     shape = model_shape(layerwise.model)
     total = shape[0] * shape[1]
     schedule = pruning_schedule(total, step)
@@ -152,11 +157,21 @@ def pruning_curve(
         )
         scores = normalise_per_layer(result.scores, pruned)
         first = scores if first is None else first
+        interval = bootstrap_interval(
+            batched_metric(task),
+            labels,
+            predictions_from_logits(task, logits),
+            n_resamples=uncertainty.bootstrap_resamples,
+            seed=uncertainty.seed,
+            vectorized=True,
+        )
         records.append(
             {
                 "heads_pruned": count,
                 "fraction_pruned": count / total,
                 **task_metrics(task, labels, logits),
+                "ci_low": interval.low,
+                "ci_high": interval.high,
             }
         )
         if following is not None:

@@ -1,10 +1,12 @@
 """The ablate stage's work for one task: Kovaleva et al. Figs. 8-9 and Michel et al.'s pruning.
 
-`ablate_task` disables each head and each layer of a fine-tuned classifier on the first dev
-rows of its task (ablation.py), then prunes heads in order of gradient importance
-(importance.py), and returns the four tables the stage writes and its metrics. The tables
-and metrics number layers and heads from 1 (`L3-H5`), as the papers do; the functions they
-come from count from 0.
+`ablate_task` disables each head and each layer of a fine-tuned classifier on a seeded
+sample of its task's dev rows, stratified by label (pipeline/data/sampling.py), gives every
+effect a paired bootstrap interval and a permutation test with Benjamini-Hochberg q-values
+(ablation.py), then prunes heads in order of gradient importance (importance.py), and
+returns the five tables the stage writes (the sampled rows' ids among them) and its
+metrics. The tables and metrics number layers and heads from 1 (`L3-H5`), as the papers
+do; the functions they come from count from 0.
 """
 
 from __future__ import annotations
@@ -25,7 +27,17 @@ from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import numbered_from_one
-from pipeline.michel.ablation import head_ablations, layer_ablations, summary, sweep, sweep_table
+from pipeline.core.stats import Interval
+from pipeline.data.sampling import evaluation_sample
+from pipeline.michel.ablation import (
+    Uncertainty,
+    baseline_interval,
+    head_ablations,
+    layer_ablations,
+    summary,
+    sweep,
+    sweep_table,
+)
 from pipeline.michel.importance import (
     importance_table,
     metric_near_fraction,
@@ -41,15 +53,17 @@ log = logging.getLogger(__name__)
 class AblateSettings:
     """The `ablate` config group."""
 
-    num_examples: int | None  # the first dev rows evaluated; None: all of them
+    num_examples: int | None  # dev rows evaluated (seeded, stratified sample); None: all
     mode: Mode
     batch_size: int
     ablations_per_pass: int
     cache_budget_mb: float
     importance_split: Literal["train", "eval"]
-    importance_examples: int  # the first train rows scored (importance_split train)
+    importance_examples: int  # train rows scored (importance_split train; seeded sample)
     prune_step: float
     prune_keep: float
+    bootstrap_resamples: int  # per interval (paired bootstrap of the examples)
+    permutation_resamples: int  # per test (random swaps of ablated and baseline outputs)
 
     @classmethod
     def from_config(cls, node: DictConfig) -> AblateSettings:
@@ -67,7 +81,8 @@ class Ablated:
     heads: pd.DataFrame  # per head: layer, head, task metrics, baseline, delta, loss, delta_loss
     layers: pd.DataFrame  # per layer: layer, task metrics, baseline, delta, loss, delta_loss
     importance: pd.DataFrame  # per head: layer, head, importance (normalised per layer)
-    pruning: pd.DataFrame  # per point: heads_pruned, fraction_pruned, task metrics, delta
+    pruning: pd.DataFrame  # per point: heads_pruned, fraction_pruned, metrics, CI, delta
+    examples: pd.DataFrame  # the evaluated dev rows: idx (row of the split), label
     metrics: dict[str, float | int | str]
 
     @property
@@ -78,6 +93,7 @@ class Ablated:
             "layers": self.layers,
             "importance": self.importance,
             "pruning": self.pruning,
+            "examples": self.examples,
         }
 
 
@@ -96,15 +112,18 @@ def ablate_task(
     settings: AblateSettings,
     *,
     max_length: int,
+    seed: int,
 ) -> Ablated:
     """Sweeps, importance and pruning curve of `model` (fine-tuned on `task`, on its device)
-    on the first `settings.num_examples` rows of `dev`. Importance is scored on the first
-    `settings.importance_examples` rows of `train` (importance_split train), or on the
-    evaluated rows (importance_split eval: `train` is not read and may be None). Switches
-    torch to deterministic algorithms for the rest of the process."""
+    on `settings.num_examples` rows of `dev` drawn with `seed` (stratified by label).
+    Importance is scored on `settings.importance_examples` rows of `train` drawn the same
+    way (importance_split train), or on the evaluated rows (importance_split eval: `train`
+    is not read and may be None). Switches torch to deterministic algorithms for the rest
+    of the process."""
     deterministic()
     layerwise = Layerwise.of(attach(model))
-    dev = dev if settings.num_examples is None else dev.head(settings.num_examples)
+    uncertainty = Uncertainty(settings.bootstrap_resamples, settings.permutation_resamples, seed)
+    dev = evaluation_sample(dev, task, settings.num_examples, seed)
     evaluated = labelled_rows(tokenizer, task, dev, max_length, f"{task.name} {task.eval_split}")
     log.info(
         "%s: %d dev examples, model %d layers x %d heads",
@@ -112,13 +131,15 @@ def ablate_task(
         len(evaluated),
         *model_shape(model),
     )
-    heads, layers = _sweep_tables(layerwise, evaluated, task, settings, tokenizer.pad_token_id)
+    heads, layers, baseline = _sweep_tables(
+        layerwise, evaluated, task, settings, tokenizer.pad_token_id, uncertainty
+    )
 
     started = time.perf_counter()
     scoring = None  # importance on the evaluated rows themselves
     if settings.importance_split == "train":
-        first = train.head(settings.importance_examples)
-        scoring = labelled_rows(tokenizer, task, first, max_length, f"{task.name} train")
+        scored = evaluation_sample(train, task, settings.importance_examples, seed)
+        scoring = labelled_rows(tokenizer, task, scored, max_length, f"{task.name} train")
     curve, importance = pruning_curve(
         layerwise,
         evaluated.rows,
@@ -128,12 +149,14 @@ def ablate_task(
         step=settings.prune_step,
         batch_size=settings.batch_size,
         scoring=None if scoring is None else (scoring.rows, scoring.labels),
+        uncertainty=uncertainty,
     )
     log.info("%s: pruning curve in %.1f s", task.name, time.perf_counter() - started)
 
     metric = task.main_metric
     metrics = {
-        **summary(heads, layers, task),
+        **summary(heads, layers, task, uncertainty.alpha),
+        **{key: value for key, value in baseline.as_dict("baseline").items() if "ci" in key},
         "mode": settings.mode,
         "num_examples": len(evaluated),
         "importance_examples": len(evaluated if scoring is None else scoring),
@@ -145,6 +168,7 @@ def ablate_task(
         layers=numbered_from_one(layers),
         importance=numbered_from_one(importance_table(importance)),
         pruning=curve,
+        examples=dev[["idx", "label"]],
         metrics=metrics,
     )
 
@@ -155,8 +179,10 @@ def _sweep_tables(
     task: TaskSpec,
     settings: AblateSettings,
     pad_id: int,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(heads, layers): every single head and every whole layer disabled (0-based)."""
+    uncertainty: Uncertainty,
+) -> tuple[pd.DataFrame, pd.DataFrame, Interval]:
+    """(heads, layers, baseline): every single head and every whole layer disabled
+    (0-based), and the unablated model's main metric with its interval."""
     shape = model_shape(layerwise.model)
     started = time.perf_counter()
     result = sweep(
@@ -170,5 +196,8 @@ def _sweep_tables(
         cache_budget_mb=settings.cache_budget_mb,
     )
     log.info("%s: ablation sweep in %.1f s", task.name, time.perf_counter() - started)
-    table = sweep_table(result, task, evaluated.labels)
-    return table[table["head"] >= 0], table[table["head"] < 0].drop(columns="head")
+    started = time.perf_counter()
+    table = sweep_table(result, task, evaluated.labels, uncertainty)
+    log.info("%s: intervals and tests in %.1f s", task.name, time.perf_counter() - started)
+    heads, layers = table[table["head"] >= 0], table[table["head"] < 0].drop(columns="head")
+    return heads, layers, baseline_interval(result, task, evaluated.labels, uncertainty)

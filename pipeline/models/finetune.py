@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import pandas as pd
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.core.config import TaskSpec
-from pipeline.models.labelled import labelled_rows
+from pipeline.models.checkpoints import Checkpoints, fingerprint
+from pipeline.models.labelled import LabelledRows, labelled_rows
 from pipeline.models.loading import load_classifier
 from pipeline.models.training import TrainSettings, evaluate, train
 
@@ -32,6 +34,7 @@ class FinetuneSettings:
     train: TrainSettings
     eval_batch_size: int
     variants: tuple[str, ...]  # "finetuned", then the baselines switched on
+    checkpoint_every: int  # training steps between checkpoints; 0 = none
 
     @classmethod
     def from_config(cls, node: DictConfig, seed: int) -> FinetuneSettings:
@@ -43,6 +46,7 @@ class FinetuneSettings:
             train=TrainSettings.from_config(node, seed),
             eval_batch_size=node.eval_batch_size,
             variants=("finetuned", *(name for name, wanted in baselines.items() if wanted)),
+            checkpoint_every=node.checkpoint_every,
         )
 
 
@@ -55,6 +59,29 @@ class Finetuned:
     curves: pd.DataFrame  # variant, step, loss: the mean loss of each logging window
 
 
+def _checkpoints(
+    folder: Path,
+    settings: FinetuneSettings,
+    model_cfg: DictConfig,
+    task: TaskSpec,
+    variant: str,
+    precision: str,
+    training: LabelledRows,
+) -> Checkpoints:
+    """Checkpoints of one variant's training, fingerprinted by everything its result depends
+    on: loop settings, model, task, variant, precision and the encoded training rows."""
+    run = {
+        "train": asdict(settings.train),
+        "model": OmegaConf.to_container(model_cfg, resolve=True),
+        "task": task.name,
+        "variant": variant,
+        "precision": precision,
+    }
+    return Checkpoints(
+        folder, settings.checkpoint_every, fingerprint(run, training.rows, training.labels)
+    )
+
+
 def finetune_task(
     model_cfg: DictConfig,
     tokenizer: PreTrainedTokenizerBase,
@@ -65,8 +92,16 @@ def finetune_task(
     *,
     max_length: int,
     device: torch.device,
+    precision: str = "fp32",
+    checkpoints: Path | None = None,
 ) -> Finetuned:
-    """Train and score every variant of `settings` on the prepared train and eval splits."""
+    """Train and score every variant of `settings` on the prepared train and eval splits.
+
+    `precision` (a `precision` setting; default float32) is the compute dtype of training
+    and scoring. Under `checkpoints`, each trained variant keeps its last state in
+    `<checkpoints>/<variant>/` and resumes from it (pipeline/models/checkpoints.py); the
+    caller removes the folder once its outputs are written.
+    """
     training = labelled_rows(tokenizer, task, train_frame, max_length, f"{task.name} train")
     scoring = labelled_rows(
         tokenizer, task, eval_frame, max_length, f"{task.name} {task.eval_split}"
@@ -88,13 +123,18 @@ def finetune_task(
             curve = train(
                 model, task, training.rows, training.labels, settings.train, pad_id, device,
                 description=f"{task.name} {variant}",
+                precision=precision,
+                checkpoints=None if checkpoints is None else _checkpoints(
+                    checkpoints / variant, settings, model_cfg, task, variant, precision, training
+                ),
             )  # fmt: skip
             log.info("%s %s: trained in %.1f s", task.name, variant, time.perf_counter() - started)
             metrics[f"{variant}.final_loss"] = curve[-1][1]
             curves += [{"variant": variant, "step": s, "loss": loss} for s, loss in curve]
         scores = evaluate(
-            model, task, scoring.rows, scoring.labels, settings.eval_batch_size, pad_id, device
-        )
+            model, task, scoring.rows, scoring.labels, settings.eval_batch_size, pad_id, device,
+            precision,
+        )  # fmt: skip
         metrics.update({f"{variant}.{name}": value for name, value in scores.items()})
         if variant == "finetuned":
             finetuned = model

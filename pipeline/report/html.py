@@ -4,8 +4,9 @@ Figures are found under `<outputs>/figures/<stage>/` (each PNG has the caption s
 `pipeline.core.io.save_figure` writes), tables under `<outputs>/plots/<stage>/` and metrics under
 `<outputs>/metrics/`, at any depth (per-task folders such as `figures/finetune/<task>/`).
 A stage's `<outputs>/plots/<stage>/summary.txt`, where it writes one, opens its section as
-plain sentences (what the numbers rest on). Images are embedded as base64 and the styles are inline, so the page opens offline with no
-external scripts. Stages that did not run are simply absent.
+plain sentences (what the numbers rest on). Images are embedded as base64 and the styles
+are inline, so the page opens offline with no external scripts. Stages that did not run are
+simply absent.
 """
 
 from __future__ import annotations

@@ -1,0 +1,77 @@
+"""How a device computes: the floating-point precision of forward passes, and determinism.
+
+The `precision` setting (conf/config.yaml) names a compute dtype for fine-tuning and for
+inference (dump, ablation, analyses):
+
+- `auto`: bfloat16 autocast on a CUDA GPU that supports it, float16 autocast (with a gradient
+  scaler when training) on one that does not, float32 everywhere else (CPU);
+- `fp32`, `bf16`, `fp16`: that dtype on any device (CPU autocast has both 16-bit types).
+
+Weights stay float32 (autocast runs matmuls in the low dtype, reductions in float32); float32
+runs no autocast at all, so its numbers are the plain model's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+import torch
+
+from pipeline.core.errors import PipelineError
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def choose_dtype(setting: str, device_type: str, bf16_supported: bool) -> torch.dtype:
+    """The compute dtype of `setting` on a device of type `device_type` ("cpu", "cuda"):
+    a pure function of the setting and the device's capabilities."""
+    if setting == "auto":
+        if device_type != "cuda":
+            return torch.float32
+        return torch.bfloat16 if bf16_supported else torch.float16
+    if setting not in DTYPES:
+        raise PipelineError(f"unknown precision '{setting}'; use auto, fp32, bf16 or fp16")
+    if setting == "bf16" and device_type == "cuda" and not bf16_supported:
+        raise PipelineError("precision=bf16: this GPU has no bfloat16; use precision=fp16 or auto")
+    return DTYPES[setting]
+
+
+def device_dtype(setting: str, device: torch.device) -> torch.dtype:
+    """`choose_dtype` for `device`, asking CUDA whether it supports bfloat16."""
+    cuda = device.type == "cuda"
+    return choose_dtype(setting, device.type, cuda and torch.cuda.is_bf16_supported())
+
+
+@contextlib.contextmanager
+def autocast(setting: str, device: torch.device | str) -> Iterator[torch.dtype]:
+    """Run the block in the compute dtype of `setting` on `device`; yields that dtype.
+    Float32 runs the block untouched (no autocast)."""
+    device = torch.device(device)
+    dtype = device_dtype(setting, device)
+    if dtype == torch.float32:
+        yield dtype
+        return
+    with torch.autocast(device.type, dtype=dtype):
+        yield dtype
+
+
+def grad_scaler(dtype: torch.dtype, device: torch.device) -> torch.amp.GradScaler:
+    """A loss scaler for float16 training (small gradients underflow float16); for any other
+    dtype a disabled one, whose calls pass through unchanged."""
+    return torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
+
+
+def deterministic_cuda(device: torch.device) -> None:
+    """On CUDA, ask PyTorch for deterministic kernels (README, Determinism); on CPU nothing.
+
+    cuBLAS is deterministic only with a fixed workspace (CUBLAS_WORKSPACE_CONFIG, read when
+    the process creates its first cuBLAS handle, so it is set before any matmul here). Ops
+    without a deterministic CUDA kernel warn instead of failing (warn_only).
+    """
+    if device.type != "cuda":
+        return
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False

@@ -1,0 +1,65 @@
+"""gates: Voita et al. (2019) hard-concrete head gates with an L0 penalty, swept over lambda,
+beside Michel et al.'s gradient pruning curve, for one task's fine-tuned model.
+
+Reads outputs/models/<task>/, seeded samples of the task's train rows (to fit the gates) and
+dev rows (to evaluate them), and the ablate stage's pruning.csv and importance.csv from
+outputs/plots/ablate/<task>/ (computed here when absent). Writes under
+outputs/plots/gates/<task>/ gates.csv (l0_lambda, heads_kept, task metrics), curves.csv (both
+methods), overlap.csv (Jaccard of the kept heads) and kept.csv; the figure
+outputs/figures/gates/<task>/gates_vs_pruning.png; and outputs/metrics/gates/<task>.json.
+The work is pipeline.michel.gates_run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.core.config import TaskSpec
+from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.stage import StageRun, stage_main
+from pipeline.data.glue import read_split
+from pipeline.michel.gates import GatesSettings
+from pipeline.michel.gates_figures import gates_figures
+from pipeline.michel.gates_run import gates_task, michel_from_tables
+from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
+
+
+def run(stage: StageRun) -> None:
+    cfg = stage.cfg
+    task = TaskSpec.from_config(cfg.task)
+    model = load_finetuned(stage.upstream("models", task.name)).to(pick_device(cfg.device))
+    ablated = stage.upstream("plots", "ablate", task.name)
+    tables = [ablated / "pruning.csv", ablated / "importance.csv"]
+    michel = (
+        michel_from_tables(*map(pd.read_csv, tables)) if all(map(Path.exists, tables)) else None
+    )
+    result = gates_task(
+        model,
+        load_tokenizer(cfg.model),
+        task,
+        read_split(stage.data(), task.name, task.eval_split),
+        read_split(stage.data(), task.name, "train"),
+        GatesSettings.from_config(cfg.gates),
+        michel,
+        max_length=cfg.shared.max_length,
+        seed=cfg.seed,
+    )
+
+    plots = stage.out("plots", "gates", task.name)
+    for name, table in result.tables.items():
+        write_table(plots / f"{name}.csv", table)
+    figures = stage.out("figures", "gates", task.name)
+    for name, drawn in gates_figures(result, task.name).items():
+        save_figure(
+            figures / f"{name}.png",
+            drawn.figure,
+            drawn.caption,
+            {"model": cfg.model.name, **drawn.config},
+        )
+    write_json(stage.out("metrics", "gates", f"{task.name}.json"), result.metrics)
+
+
+if __name__ == "__main__":
+    stage_main(run)

@@ -1,0 +1,115 @@
+"""Precision: the dtype choice as a function of the device, float32 left exact, and how far
+bf16 autocast (CPU) moves attention maps, logits and training from float32."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from pipeline.attention.capture import capture_maps
+from pipeline.attention.engine import attach
+from pipeline.core.config import load_task
+from pipeline.core.errors import PipelineError
+from pipeline.core.precision import autocast, choose_dtype, deterministic_cuda, grad_scaler
+from pipeline.data.encoding import collate
+from pipeline.models.loading import load_classifier
+from pipeline.models.training import TrainSettings, predict, train
+
+CPU = torch.device("cpu")
+
+
+@pytest.mark.parametrize(
+    ("setting", "device_type", "bf16", "expected"),
+    [
+        ("auto", "cpu", True, torch.float32),  # CPU default: exact float32
+        ("auto", "cuda", True, torch.bfloat16),  # Ampere and later
+        ("auto", "cuda", False, torch.float16),  # older GPUs: fp16 (+ gradient scaler)
+        ("auto", "mps", False, torch.float32),
+        ("fp32", "cuda", True, torch.float32),
+        ("bf16", "cpu", True, torch.bfloat16),  # CPU autocast has bf16
+        ("fp16", "cuda", False, torch.float16),
+        ("fp16", "cpu", True, torch.float16),
+    ],
+)
+def test_the_dtype_follows_the_setting_and_the_device(setting, device_type, bf16, expected):
+    assert choose_dtype(setting, device_type, bf16) == expected
+
+
+@pytest.mark.parametrize(("setting", "bf16"), [("bf16", False), ("float8", True)])
+def test_an_impossible_precision_fails_in_one_line(setting, bf16) -> None:
+    with pytest.raises(PipelineError, match="precision"):
+        choose_dtype(setting, "cuda", bf16)
+
+
+def test_only_fp16_scales_the_loss() -> None:
+    assert grad_scaler(torch.float16, CPU).is_enabled()
+    assert not grad_scaler(torch.bfloat16, CPU).is_enabled()
+    assert not grad_scaler(torch.float32, CPU).is_enabled()
+
+
+def test_deterministic_cuda_leaves_a_cpu_run_alone() -> None:
+    before = torch.are_deterministic_algorithms_enabled()
+    deterministic_cuda(CPU)
+    assert torch.are_deterministic_algorithms_enabled() == before
+
+
+@pytest.fixture(scope="module")
+def model_and_batch(tiny_model_cfg, tokenizer):
+    model = attach(load_classifier(tiny_model_cfg, tokenizer, 2, seed=0).eval())
+    sentences = ["the film was a quiet delight .", "a long , boring and predictable plot"] * 4
+    encodings = [tokenizer(s) for s in sentences]
+    return model, encodings, tokenizer.pad_token_id
+
+
+def logits_and_maps(model, encodings, pad_id, setting):
+    batch = collate(encodings, pad_id, CPU)
+    with torch.no_grad(), autocast(setting, CPU) as dtype:
+        logits = model(**batch).logits.float()  # [B, C]
+        maps = capture_maps(model, encodings, pad_id)  # per example [L, H, n, n]
+    return dtype, logits, torch.cat([m.flatten() for m in maps])
+
+
+def test_fp32_autocast_changes_nothing(model_and_batch) -> None:
+    model, encodings, pad_id = model_and_batch
+    batch = collate(encodings, pad_id, CPU)
+    with torch.no_grad():
+        plain = model(**batch).logits
+    dtype, logits, _ = logits_and_maps(model, encodings, pad_id, "fp32")
+    assert dtype == torch.float32 and torch.equal(logits, plain)
+
+
+def test_bf16_moves_maps_and_logits_a_little(model_and_batch) -> None:
+    """bf16 keeps 8 mantissa bits (relative step 2^-8 = 0.4%): the maps and logits move, by
+    about that much, and every attention row still sums to one."""
+    model, encodings, pad_id = model_and_batch
+    _, logits32, maps32 = logits_and_maps(model, encodings, pad_id, "fp32")
+    dtype, logits16, maps16 = logits_and_maps(model, encodings, pad_id, "bf16")
+    assert dtype == torch.bfloat16
+    map_error = (maps16 - maps32).abs().max().item()
+    logit_error = (logits16 - logits32).abs().max().item()
+    assert 0 < map_error < 0.02
+    assert 0 < logit_error < 0.05 * logits32.abs().max().item() + 0.01
+
+
+@pytest.mark.parametrize("setting", ["bf16", "fp16"])
+def test_low_precision_training_keeps_float32_weights_and_follows_fp32(
+    tiny_model_cfg, tokenizer, setting
+) -> None:
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, size=40)
+    rows = [{"input_ids": [101, 2000 + int(y), 102], "token_type_ids": [0] * 3} for y in labels]
+    settings = TrainSettings(3, 8, 1e-2, 0.0, 0.0, 1.0, 5, seed=0)
+    curves, logits = {}, {}
+    for name in ("fp32", setting):
+        model = load_classifier(tiny_model_cfg, tokenizer, 2, seed=0)
+        curves[name] = train(
+            model, load_task("sst2"), rows, labels, settings, 0, CPU, precision=name
+        )
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+        logits[name] = predict(model, rows, 16, 0, CPU, precision=name)  # [N, 2]
+    low, exact = np.array(curves[setting])[:, 1], np.array(curves["fp32"])[:, 1]
+    assert np.isfinite(low).all() and low[-1] < low[0]  # it learns
+    assert np.abs(low - exact).max() < 0.05  # and stays near the float32 run
+    assert logits[setting].dtype == np.float32
+    assert np.abs(logits[setting] - logits["fp32"]).max() < 0.1
