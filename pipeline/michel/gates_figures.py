@@ -48,7 +48,7 @@ def gates_figures(result: GatesResult, task: str) -> dict[str, Captioned]:
     )
     caption = (
         f"{metric} on {examples} {task} dev examples (seeded sample, stratified by label) against "
-        "the number of heads kept: hard-concrete gates with an L0 penalty (Voita et al. 2019; "
+        "the number of heads kept: hard-concrete gates with an l0 penalty (Voita et al. 2019; "
         f"one point per lambda, fitted on {trained} train examples, heads with test-time gate "
         "> 0.5 kept, the others zeroed) and Michel et al.'s iterative gradient pruning; bands: "
         "95% bootstrap intervals; J: Jaccard overlap of the heads the gates keep with the same "

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.engine import attach, model_shape
@@ -105,7 +106,8 @@ def gates_task(
     )
     if michel is not None:
         full = gated_logits(
-            layerwise, dev_rows.rows, np.zeros(model_shape(model), dtype=bool), pad_id=pad_id,
+            layerwise, dev_rows.rows, torch.zeros(model_shape(model), dtype=torch.bool),
+            pad_id=pad_id,
             batch_size=settings.batch_size,
         )  # fmt: skip
         check_same_start(michel.pruning, task_metrics(task, dev_rows.labels, full), task)
