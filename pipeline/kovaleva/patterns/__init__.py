@@ -5,17 +5,21 @@ Every self-attention map is one of five types: `vertical` (attention to [CLS]/[S
 (attention within each sentence of a pair) and `heterogeneous` (everything else).
 
 Modules, one job each: `settings` (the `patterns` config group, typed), `features` (scalar
-features of a map), `heuristic` (the documented rule that labels a map from its features),
-`labels` (the label files: reading, writing, checking, merging), `maps` (reading maps of given
-ids, labelling them by the rule), `sample` (which maps are annotated), `cnn` (the 8-layer
-classifier, its input resizing and training), `fit` (the classifier fitted on the labelled
-maps and scored), `apply` (every head classified, class shares), `examples` (the maps of
-Fig. 1), `figures` (Figs. 1-2), `annotate` and `server` (the local annotation page).
+features of a map), `heuristic` (the threshold rule: it picks maps to label and is the
+baseline, never training truth), `mapsets` (maps with their word pieces in an `.npz`),
+`labels` (the label folder: visual and human labels, their checks and resolution),
+`agreement` (raw agreement and Cohen's kappa), `sample` (which maps to label) with `sheets`
+(rendering them for labelling by eye), `roles` (token-role channels), `cnn` (the 8-layer
+classifier, its input and training), `fit` (grouped cross-validation, the rule baseline, the
+final networks), `apply` (every head classified, shares with intervals, seed stability),
+`examples` (the maps of Fig. 1), `figures` (Figs. 1-2), `maps` (the attention stores),
+`annotate` and `server` (the local annotation page).
 
-Entry points of the stages: `sample.sample_labels` (patterns_sample), `fit.train_classifier`
-(patterns_train), `apply.classify_heads` (patterns_apply), `annotate.open_session` with
-`server.make_server` (annotate). In memory layers and heads count from 0, as in the attention
-store; every file written here counts them from 1 (pipeline/core/heads.py).
+Entry points: `sample.sample_round` (patterns_sample), `fit.train_classifier`
+(patterns_train), `apply.classify_heads` (patterns_apply), `cnn.load_classifier` with
+`mapsets.read_map_set` (patterns_classify), `annotate.open_session` with `server.make_server`
+(annotate). In memory layers and heads count from 0, as in the attention store; every file
+written here counts them from 1 (pipeline/core/heads.py).
 """
 
 CLASSES: tuple[str, ...] = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")

@@ -12,7 +12,8 @@ The rule, checked in this order, with the thresholds of `patterns.heuristic` (de
    most maps labelled block are such bands, which a human annotator may relabel;
 5. heterogeneous     otherwise.
 
-Labels made this way carry the source `heuristic`; a human label always overrides them.
+Labels made this way are rule labels: they choose which maps to look at (`sample`) and are
+scored as a baseline (`fit`), but never enter a label file or train the classifier.
 """
 
 from __future__ import annotations
