@@ -51,7 +51,7 @@ def run(stage: StageRun) -> None:
         )
     write_map_set(folder / MAPS_FILE, {**maps, **new_maps})
     write_table(folder / SAMPLE_FILE, pd.concat([before, rows], ignore_index=True))
-    first_id = rows["map_id"].iloc[0] if len(rows) else "none"
+    first_id = rows["map_id"].iloc[0]
     sheets = render_sheets(new_maps, stage.out("labelling", stage.cfg.model.name, first_id))
     log.info(
         "%d new maps (rule classes %s) -> %s; %d sheets in %s",
@@ -59,7 +59,7 @@ def run(stage: StageRun) -> None:
         rows["rule"].value_counts().to_dict(),
         folder,
         len(sheets),
-        sheets[0].parent if sheets else "-",
+        sheets[0].parent,
     )
 
 
