@@ -21,8 +21,7 @@ from pipeline.attention.store import AttentionStore
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import PatternCNN, network_inputs, predict
-from pipeline.kovaleva.patterns.features import map_features, special_mask
-from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.heuristic import Thresholds, rule_by_head
 from pipeline.kovaleva.patterns.roles import is_pair
 from pipeline.kovaleva.patterns.settings import PatternSettings
 
@@ -56,18 +55,9 @@ def classify(
         info = store.tokens(task, example_id)
         inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
         pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
-        features = map_features(flat, special_mask(info.tokens), info.segment_ids)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "example_id": example_id,
-                    "layer": np.repeat(np.arange(num_layers), num_heads),
-                    "head": np.tile(np.arange(num_heads), num_layers),
-                    "length": n,
-                    "rule": heuristic_labels(features, thresholds),
-                }
-            )
-        )
+        rules = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
+        rules.insert(0, "example_id", example_id)
+        frames.append(rules)
     stacked, stacked_pairs = torch.cat(inputs), torch.cat(pairs)  # [maps, 5, S, S], [maps]
     first, second = (predict(e, stacked, stacked_pairs) for e in ensembles)  # [maps, C] each
     frame = pd.concat(frames, ignore_index=True)

@@ -21,7 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]"})
+from pipeline.kovaleva.patterns.roles import CLS, SEP
+
+SPECIAL_TOKENS = frozenset({CLS, SEP})
 FEATURES = ("special", "diagonal", "block", "entropy")
 
 

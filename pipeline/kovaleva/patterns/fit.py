@@ -30,7 +30,7 @@ from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict, train
-from pipeline.kovaleva.patterns.features import map_features
+from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
     MAPS_FILE,
@@ -40,7 +40,7 @@ from pipeline.kovaleva.patterns.labels import (
     resolve,
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
-from pipeline.kovaleva.patterns.roles import CLS, SEP, sentence_ids
+from pipeline.kovaleva.patterns.roles import sentence_ids
 from pipeline.kovaleva.patterns.settings import ClassifierSettings
 
 
@@ -95,7 +95,7 @@ def rule_labels(maps: Sequence[LabelledMap], thresholds: Thresholds) -> np.ndarr
     """The threshold rule's class of each map, from its weights and word pieces only."""
     rows = []
     for entry in maps:
-        special = np.array([t in (CLS, SEP) for t in entry.tokens])
+        special = special_mask(entry.tokens)
         rows.append(map_features(entry.weights[None], special, sentence_ids(entry.tokens)))
     return heuristic_labels(pd.concat(rows, ignore_index=True), thresholds)
 

@@ -18,10 +18,13 @@ scored as a baseline (`fit`), but never enter a label file or train the classifi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from pipeline.kovaleva.patterns.features import map_features, special_mask
 
 
 @dataclass(frozen=True)
@@ -46,4 +49,21 @@ def heuristic_labels(features: pd.DataFrame, thresholds: Thresholds) -> np.ndarr
         ],
         ["vertical+diagonal", "diagonal", "vertical", "block"],
         default="heterogeneous",
+    )
+
+
+def rule_by_head(
+    maps: np.ndarray, tokens: Sequence[str], segment_ids: np.ndarray, thresholds: Thresholds
+) -> pd.DataFrame:
+    """The rule's class of every head's map of one example: maps float [L, H, n, n] ->
+    one row per (layer, head), layer-major, with columns layer, head (from 0), length, rule."""
+    layers, heads, n, _ = maps.shape
+    features = map_features(maps.reshape(layers * heads, n, n), special_mask(tokens), segment_ids)
+    return pd.DataFrame(
+        {
+            "layer": np.repeat(np.arange(layers), heads),
+            "head": np.tile(np.arange(heads), layers),
+            "length": n,
+            "rule": heuristic_labels(features, thresholds),
+        }
     )

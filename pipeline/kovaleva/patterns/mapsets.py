@@ -64,9 +64,7 @@ def read_map_set(path: Path) -> dict[str, LabelledMap]:
     with archive:
         keys = list(archive.keys())
         ids = [k.removeprefix(MAP_PREFIX) for k in keys if k.startswith(MAP_PREFIX)]
-        strays = [
-            k for k in keys if not k.startswith((MAP_PREFIX, TOKENS_PREFIX)) or not k.strip("_")
-        ]
+        strays = [k for k in keys if not k.startswith((MAP_PREFIX, TOKENS_PREFIX))]
         if strays:
             raise PipelineError(
                 f"{path}: key '{strays[0]}' is neither map_<id> nor tokens_<id>; "

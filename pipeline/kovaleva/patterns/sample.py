@@ -21,8 +21,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
-from pipeline.kovaleva.patterns.features import map_features, special_mask
-from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.heuristic import Thresholds, rule_by_head
 from pipeline.kovaleva.patterns.labels import SAMPLE_COLUMNS
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 
@@ -35,29 +34,13 @@ def rule_catalogue(
     """Every map of the dumps: variant, task, example_id, layer, head (from 0), length, rule."""
     frames = []
     for task, store in stores.items():
-        layers, heads = store.shape
         for variant in variants:
             stream = store.iter_maps(variant, task)
             for example_id, maps in tqdm(stream, desc=f"rule {task} {variant}", leave=False):
-                n = maps.shape[-1]
                 info = store.tokens(task, example_id)
-                features = map_features(
-                    maps.reshape(layers * heads, n, n), special_mask(info.tokens), info.segment_ids
-                )
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "variant": variant,
-                            "task": task,
-                            "example_id": example_id,
-                            "layer": np.repeat(np.arange(layers), heads),
-                            "head": np.tile(np.arange(heads), layers),
-                            "length": n,
-                            "rule": heuristic_labels(features, thresholds),
-                        }
-                    )
-                )
-    return pd.concat(frames, ignore_index=True)
+                rules = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
+                frames.append(rules.assign(variant=variant, task=task, example_id=example_id))
+    return pd.concat(frames, ignore_index=True)[[*ORIGIN, "length", "rule"]]
 
 
 def even_split(total: int, capacities: Sequence[int]) -> list[int]:
