@@ -17,7 +17,6 @@ pipeline.clark.heads_report.
 
 from __future__ import annotations
 
-from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.clark import figures
 from pipeline.clark.heads_report import analyse_heads
@@ -32,8 +31,7 @@ def run(stage: StageRun) -> None:
     store = AttentionStore(
         stage.upstream("attention", f"{task}.parquet"), expect_model=cfg.model.name
     )
-    options = {key: value for key, value in settings.items() if key != "measure"}
-    report = analyse_heads(measured_store(store, settings.measure), task, cfg.seed, **options)
+    report = analyse_heads(store, task, cfg.seed, **settings)
     plots = stage.out("plots", "clark_heads", task)
     write_table(plots / "targets.csv", numbered_from_one(report.targets))
     write_table(plots / "entropy.csv", numbered_from_one(report.entropy))

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.clark.attend import TargetAttention
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
@@ -63,11 +64,14 @@ def analyse_heads(
     num_examples: int | None,
     punctuation: Sequence[str],
     behaviour: Mapping[str, float],
+    measure: str = "weights",
 ) -> HeadsReport:
     """Where the heads of `variant` attend on the first `num_examples` stored examples of
     `task` (all when None). `seed` seeds the MDS; `behaviour` holds the `focus` and `broad`
     thresholds of the behaviour labels (pipeline.clark.clustering.behaviours). The settings
-    after `seed` are the keys of the `clark_heads` config group."""
+    after `seed` are the keys of the `clark_heads` config group; `measure` reads the maps as
+    weights, value-weighted norms or rollout (pipeline.attention.measured)."""
+    store = measured_store(store, measure)
     num_layers, num_heads = store.shape
     examples = store.example_ids(variant, task)[:num_examples]
     tokens = store.all_tokens(task)
