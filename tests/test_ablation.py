@@ -261,6 +261,10 @@ def test_pruning_curve_ends_with_every_head_pruned(layerwise, rows):
     assert curve["heads_pruned"].tolist() == [0, 2, 4, 6, 8]
     assert (curve["ci_low"] <= curve["accuracy"]).all()
     assert (curve["accuracy"] <= curve["ci_high"]).all()
+    assert (curve["delta_ci_low"] <= curve["delta"]).all()
+    assert (curve["delta"] <= curve["delta_ci_high"]).all()
+    # the unpruned point is compared with itself: no change, a zero-width interval
+    assert curve.loc[0, ["delta", "delta_ci_low", "delta_ci_high"]].tolist() == [0.0, 0.0, 0.0]
     assert curve["fraction_pruned"].iloc[-1] == 1.0
     assert first.shape == SHAPE
     # the last point is the model with every head's output multiplied by 0

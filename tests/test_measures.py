@@ -20,6 +20,7 @@ from pipeline.attention.measures import (
     is_punctuation,
     received_shares,
     received_table,
+    special_retained,
 )
 from pipeline.attention.rollout import cls_rollout, residual_attention, rollout
 from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
@@ -185,6 +186,23 @@ def test_received_table_numbers_layers_from_one_and_names_metrics():
     metrics = flat_metrics(table)
     assert metrics["sep.norms.L3"] == pytest.approx(shares[:, 1, 2, 1].mean(), abs=1e-6)
     assert "cls.weights.L1" in metrics and "punct.norms.L2" in metrics
+
+
+def test_special_tokens_retained_under_norms():
+    settings = MeasuresSettings(
+        num_examples=None, batch_size=2, measures=["norms", "weights"], bootstrap_resamples=200
+    )
+    shares = np.zeros((6, 2, 3, len(TOKEN_TYPES)))  # [N, M, L, T]
+    shares[:, 1, :, 0] = 0.4  # weights: [CLS] 0.4 and [SEP] 0.2 in every layer
+    shares[:, 1, :, 1] = 0.2
+    shares[:, 0, :, 0] = 0.1  # norms: [CLS] 0.1 and [SEP] 0.05
+    shares[:, 0, :, 1] = 0.05
+    retained = special_retained(shares, settings, seed=0)
+    assert retained["special_norms_over_weights"] == pytest.approx(0.25)
+    assert retained["special_norms_over_weights_ci_low"] == pytest.approx(0.25)
+    assert retained["special_norms_over_weights_ci_high"] == pytest.approx(0.25)
+    only_weights = MeasuresSettings(None, 2, ["weights"], 10)
+    assert special_retained(shares[:, 1:], only_weights, seed=0) == {}
 
 
 def test_settings_reject_an_unknown_measure():

@@ -126,8 +126,29 @@ def compare_measures(
     return MeasureComparison(
         received=received,
         examples=sample[["idx", "label"]],
-        metrics={**flat_metrics(received), "examples": len(rows)},
+        metrics={
+            **flat_metrics(received),
+            **special_retained(shares, settings, seed),
+            "examples": len(rows),
+        },
     )
+
+
+def special_retained(shares: np.ndarray, settings: MeasuresSettings, seed: int) -> dict[str, float]:
+    """`special_norms_over_weights`: the share of attention [CLS] and [SEP] receive under
+    norms over their share under weights (each averaged over layers and examples), with a
+    paired bootstrap interval over examples; empty unless both measures were computed.
+    Below 1: part of the special tokens' attention carries little (Kobayashi et al. 2020)."""
+    if not {"weights", "norms"} <= set(settings.measures):
+        return {}
+    special = shares[..., :2].sum(axis=-1).mean(axis=-1)  # [N, M]: [CLS] + [SEP], layer mean
+    on_norms = special[:, settings.measures.index("norms")]  # [N]
+    on_weights = special[:, settings.measures.index("weights")]  # [N]
+    interval = bootstrap_interval(
+        lambda n, w: n.mean(axis=-1) / w.mean(axis=-1), on_norms, on_weights,
+        n_resamples=settings.bootstrap_resamples, seed=seed, vectorized=True,
+    )  # fmt: skip
+    return {k: round(v, 6) for k, v in interval.as_dict("special_norms_over_weights").items()}
 
 
 def received_table(

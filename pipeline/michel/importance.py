@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import TaskSpec
-from pipeline.core.stats import bootstrap_interval
+from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
 from pipeline.michel.ablation import Rows, Uncertainty, row_lengths, task_loss
@@ -128,7 +128,8 @@ def pruning_curve(
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """(curve, first importance): one row per point with heads_pruned, fraction_pruned,
     every task metric on `rows`, the main metric's bootstrap interval over the examples
-    (`ci_low`, `ci_high`) and `delta` (main metric - unpruned); and the full model's
+    (`ci_low`, `ci_high`), `delta` (main metric - unpruned) with its paired interval
+    (`delta_ci_low`, `delta_ci_high`: the same rows pruned and unpruned); and the full model's
     normalised importance [L, H]. Importance is computed on `scoring` (rows, labels), e.g.
     training examples as Michel et al. do, or on `rows` themselves when it is None."""
     score_rows, score_labels = scoring if scoring is not None else (rows, labels)
@@ -138,7 +139,8 @@ def pruning_curve(
     schedule = pruning_schedule(total, step)
     pruned = np.zeros(shape, dtype=bool)
     records: list[dict] = []
-    first: np.ndarray | None = None
+    first: np.ndarray | None = None  # importance of the full model [L, H]
+    unpruned: np.ndarray | None = None  # the full model's predictions [N]
     for count, following in tqdm(
         zip(schedule, [*schedule[1:], None], strict=True),
         total=len(schedule),
@@ -157,13 +159,16 @@ def pruning_curve(
         )
         scores = normalise_per_layer(result.scores, pruned)
         first = scores if first is None else first
-        interval = bootstrap_interval(
-            batched_metric(task),
-            labels,
-            predictions_from_logits(task, logits),
-            n_resamples=uncertainty.bootstrap_resamples,
-            seed=uncertainty.seed,
-            vectorized=True,
+        predictions = predictions_from_logits(task, logits)
+        unpruned = predictions if unpruned is None else unpruned
+        resampling = {
+            "n_resamples": uncertainty.bootstrap_resamples,
+            "seed": uncertainty.seed,
+            "vectorized": True,
+        }
+        interval = bootstrap_interval(batched_metric(task), labels, predictions, **resampling)
+        change = paired_difference_interval(
+            batched_metric(task), labels, unpruned, predictions, **resampling
         )
         records.append(
             {
@@ -172,12 +177,15 @@ def pruning_curve(
                 **task_metrics(task, labels, logits),
                 "ci_low": interval.low,
                 "ci_high": interval.high,
+                "delta_ci_low": change.low,
+                "delta_ci_high": change.high,
             }
         )
         if following is not None:
             pruned |= least_important(scores, pruned, following - count)
     curve = pd.DataFrame.from_records(records)
-    curve["delta"] = curve[task.main_metric] - curve[task.main_metric].iloc[0]
+    delta = curve[task.main_metric] - curve[task.main_metric].iloc[0]
+    curve.insert(curve.columns.get_loc("delta_ci_low"), "delta", delta)
     return curve, first
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 # Report order and headings; stage folders not listed here follow, by name.
 SECTIONS: dict[str, str] = {
+    "claims": "Claims: the papers' findings tested on this run",
     "finetune": "Fine-tuning: loss curves and Table 1 (Kovaleva et al. Table 1)",
     "patterns_train": "Attention-pattern classifier (Kovaleva et al. Sec. 4.1)",
     "patterns_apply": "Attention-pattern types per task (Kovaleva et al. Figs. 1-2)",
@@ -34,6 +35,7 @@ SECTIONS: dict[str, str] = {
 }
 MAX_TABLE_ROWS = 25
 SUMMARY_FILE = "summary.txt"
+CLAIMS_TABLE = Path("claims") / "claims.csv"  # shown in full, verdicts coloured
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,24 @@ def _table_html(path: Path, root: Path) -> str:
     )
 
 
+def _claims_html(path: Path) -> str:
+    """The claims table in full: finding, estimate [interval], verdict, rule."""
+    rows = []
+    for claim in pd.read_csv(path).itertuples():
+        rows.append(
+            f"<tr><td>{html.escape(claim.finding)}"
+            f'<span class="meta">{html.escape(claim.source)} · {html.escape(claim.claim)}</span>'
+            f"</td><td>{html.escape(claim.statistic)}</td>"
+            f"<td>{claim.estimate:.3g} [{claim.ci_low:.3g}, {claim.ci_high:.3g}]</td>"
+            f'<td class="{claim.verdict}">{claim.verdict}</td>'
+            f"<td>{html.escape(claim.rule)}</td></tr>"
+        )
+    header = "".join(
+        f"<th>{h}</th>" for h in ("finding", "statistic", "estimate [95% CI]", "verdict", "rule")
+    )
+    return f'<table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
+
+
 def _metrics_html(paths: list[Path], root: Path) -> str:
     rows = []
     for path in paths:
@@ -105,6 +125,8 @@ td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}
 .metrics td{text-align:left;vertical-align:top}summary{cursor:pointer;margin:.4em 0}
 .summary{background:#f3f7fb;padding:.6em 1em;border-left:3px solid #4a7bb7}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
+.claims td{text-align:left;vertical-align:top}.supported{background:#dcefdc}
+.contradicted{background:#f6d5d5}.inconclusive{background:#f2f2f2}
 """
 
 
@@ -131,7 +153,9 @@ def render_report(outputs: Path, title: str, params_text: str) -> str:
         if summary.exists():
             parts.append(f'<p class="summary">{html.escape(summary.read_text())}</p>')
         parts += [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
-        parts += [_table_html(p, outputs) for p in sorted((table_root / stage).rglob("*.csv"))]
+        tables = sorted((table_root / stage).rglob("*.csv"))
+        parts += [_claims_html(p) for p in tables if p == table_root / CLAIMS_TABLE]
+        parts += [_table_html(p, outputs) for p in tables if p != table_root / CLAIMS_TABLE]
         metric_files = sorted((metric_root / stage).rglob("*.json"))
         metric_files += [p for p in [metric_root / f"{stage}.json"] if p.exists()]
         if metric_files:
