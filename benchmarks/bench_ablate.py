@@ -14,8 +14,8 @@ and prints both times (CPU seconds of this process, and wall seconds), their rat
 >= 2 on CPU), the largest |logit difference| between the two (goal <= 1e-4) and whether
 every prediction agrees. It then prints the forward time of a model whose least important
 half of the heads (gradient importance) are sliced out of the weights, against the full
-model. The model is the fine-tuned one in outputs/models/<task> when present, else the
-pre-trained encoder with a freshly initialised (seeded) classification head.
+model. The model is the fine-tuned one in outputs/models/<task>/seed<seed> when present, else
+the pre-trained encoder with a freshly initialised (seeded) classification head.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from benchmarks.reference.slicing import slice_heads
 from pipeline.attention.engine import HeadControl, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.core.stage import primary_seed_folder
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split
 from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
@@ -69,7 +70,7 @@ def main() -> None:
     task = load_task(args.task)
     model_cfg = OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml")
     tokenizer = load_tokenizer(model_cfg)
-    finetuned = REPO / "outputs" / "models" / task.name
+    finetuned = REPO / "outputs" / "models" / task.name / primary_seed_folder(REPO / "params.yaml")
     if (finetuned / "config.json").exists():
         model, source = load_finetuned(finetuned), f"fine-tuned ({finetuned})"
     else:

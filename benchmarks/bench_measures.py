@@ -2,8 +2,8 @@
 
     python benchmarks/bench_measures.py [--task mrpc] [--examples 64] [--threads 1] [--repeat 3]
 
-Prints, for the quick profile's fine-tuned model (outputs/models/<task>) on a seeded sample of
-its dev rows (data/glue/<task>):
+Prints, for the quick profile's fine-tuned model (outputs/models/<task>/seed<seed>, the
+primary seed's) on a seeded sample of its dev rows (data/glue/<task>):
 1. the time to capture every layer's weights, and weights + value-weighted norms, through the
    engine, and their ratio measured in this run (goal: norms cost <= 1.5x weights alone);
 2. the time to roll out the captured weights (numpy, per example);
@@ -26,6 +26,7 @@ from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.rollout import rollout
 from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.stage import primary_seed_folder
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split
 from pipeline.data.sampling import evaluation_sample
@@ -69,7 +70,11 @@ def main() -> None:
 
     task = load_task(args.task)
     tokenizer = load_tokenizer(OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml"))
-    model = attach(load_finetuned(REPO / "outputs" / "models" / task.name).eval())
+    model = attach(
+        load_finetuned(
+            REPO / "outputs" / "models" / task.name / primary_seed_folder(REPO / "params.yaml")
+        ).eval()
+    )
     dev = evaluation_sample(read_split(REPO / "data", task.name, task.eval_split), task,
                             args.examples, SEED)  # fmt: skip
     rows = labelled_rows(tokenizer, task, dev, MAX_LENGTH, f"{task.name} dev")

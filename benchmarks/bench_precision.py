@@ -3,8 +3,9 @@
     python -m benchmarks.bench_precision [--task sst2] [--examples 128] [--train-rows 64]
                                          [--precision bf16] [--threads 2]
 
-1. Inference: the fine-tuned MiniLM of outputs/models/<task> (the pre-trained encoder with a
-   seeded fresh head when absent) on the first N rows of the prepared dev split (data/glue):
+1. Inference: the fine-tuned MiniLM of outputs/models/<task>/seed<seed> (the pre-trained
+   encoder with a seeded fresh head when absent) on the first N rows of the prepared dev split
+   (data/glue):
    the largest and mean |difference| of every attention probability (engine capture), of the
    logits, the share of predictions that agree, and the task's main metric under each dtype.
 2. Training: MiniLM fine-tuned on the first `--train-rows` training rows (2 epochs, the
@@ -25,6 +26,7 @@ from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.config import CONF_DIR, load_task
 from pipeline.core.precision import autocast
+from pipeline.core.stage import primary_seed_folder
 from pipeline.data.glue import read_split
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer
@@ -62,7 +64,7 @@ def main() -> None:
     pad_id = tokenizer.pad_token_id
     dev = read_split(REPO / "data", task.name, task.eval_split).head(args.examples)
     scoring = labelled_rows(tokenizer, task, dev, 64, "dev")
-    folder = REPO / "outputs" / "models" / task.name
+    folder = REPO / "outputs" / "models" / task.name / primary_seed_folder(REPO / "params.yaml")
     if (folder / "config.json").exists():
         model, source = load_finetuned(folder), f"fine-tuned {folder}"
     else:

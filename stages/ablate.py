@@ -1,13 +1,15 @@
 """ablate: head and layer disabling sweeps (Figs. 8-9), gradient head importance and the
-iterative pruning curve (Michel et al. 2019) for one task's fine-tuned model.
+iterative pruning curve (Michel et al. 2019) for one task's model fine-tuned with one seed.
 
-Reads outputs/models/<task>/ and a seeded sample (stratified by label) of `ablate.num_examples`
-rows of the task's dev split (and of its train split, which scores importance under
-`ablate.importance_split=train`). Writes under outputs/plots/ablate/<task>/ the tables
-heads.csv, layers.csv, importance.csv, pruning.csv and examples.csv (the sampled dev ids);
-under outputs/figures/ablate/<task>/ the figures fig8_heads.png,
-fig9_layers.png and pruning.png; and outputs/metrics/ablate/<task>.json. Tables and metrics
-number layers and heads from 1 (pipeline/michel/run.py).
+Runs once per (task, seed) of `tasks` x `seeds`. Reads outputs/models/<task>/seed<seed>/ and
+a sample (seeded by the primary `seed`, so the same rows for every fine-tuning seed;
+stratified by label) of `ablate.num_examples` rows of the task's dev split (and of its train
+split, which scores importance under `ablate.importance_split=train`). Writes under
+outputs/plots/ablate/<task>/seed<seed>/ the tables heads.csv, layers.csv, importance.csv,
+pruning.csv and examples.csv (the sampled dev ids); under
+outputs/figures/ablate/<task>/seed<seed>/ the figures fig8_heads.png, fig9_layers.png and
+pruning.png; and outputs/metrics/ablate/<task>/seed<seed>.json. Tables and metrics number
+layers and heads from 1 (pipeline/michel/run.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ def run(stage: StageRun) -> None:
     cfg = stage.cfg
     task = TaskSpec.from_config(cfg.task)
     settings = AblateSettings.from_config(cfg.ablate)
-    model = load_finetuned(stage.upstream("models", task.name)).to(pick_device(cfg.device))
+    model = load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
+        pick_device(cfg.device)
+    )
     scores_train = settings.importance_split == "train"
     with autocast(cfg.precision, model.device):  # fp32 on CPU (README, Precision)
         result = ablate_task(
@@ -40,14 +44,16 @@ def run(stage: StageRun) -> None:
             seed=cfg.seed,
         )
 
-    plots = stage.out("plots", "ablate", task.name)
+    plots = stage.out("plots", "ablate", task.name, stage.seed_folder)
     for name, table in result.tables.items():
         write_table(plots / f"{name}.csv", table)
-    figures = stage.out("figures", "ablate", task.name)
+    figures = stage.out("figures", "ablate", task.name, stage.seed_folder)
     for name, drawn in ablation_figures(result, task.name, settings).items():
-        config = {"model": cfg.model.name, **drawn.config}
+        config = {"model": cfg.model.name, "seed": stage.seed, **drawn.config}
         save_figure(figures / f"{name}.png", drawn.figure, drawn.caption, config)
-    write_json(stage.out("metrics", "ablate", f"{task.name}.json"), result.metrics)
+    write_json(
+        stage.out("metrics", "ablate", task.name, f"{stage.seed_folder}.json"), result.metrics
+    )
 
 
 if __name__ == "__main__":

@@ -3,11 +3,14 @@
 Reads outputs/attention/<task>.parquet (pre-trained and fine-tuned maps of the same dev
 examples) and writes, under outputs/plots/analyze/<task>/ and outputs/figures/analyze/<task>/:
 - cosine.csv, fig5_cosine.png: per-head cosine similarity, pre-trained vs fine-tuned;
+- cosine_layers.csv, fig5_cosine_layers.png: the same per layer, with 95% intervals;
 - token_types.csv, fig6_token_types_<variant>.png: attention received by each token type;
+- token_type_layers.csv, fig6_token_type_layers.png: the same per layer, with 95% intervals;
 - cls_last_layer.csv, fig7_cls_last_layer.png: the last layer's [CLS] row per token type;
 - grid_example.csv, fig10_grid.png: every head's map of one example;
-and the headline numbers to outputs/metrics/analyze/<task>.json. Layers and heads are
-numbered from 1 in every output. The analysis is pipeline.kovaleva.analysis.
+and the headline numbers to outputs/metrics/analyze/<task>.json. Every table gives each
+mean over examples with its 95% bootstrap interval over examples (`_ci_low`, `_ci_high`).
+Layers and heads are numbered from 1 in every output. The analysis is pipeline.kovaleva.analysis.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ def run(stage: StageRun) -> None:
     task = TaskSpec.from_config(cfg.task).name
     source = stage.upstream("attention", f"{task}.parquet")
     store = AttentionStore(source, expect_model=cfg.model.name)
-    result = analyze_task(store, task, AnalyzeSettings.from_config(cfg.analyze))
+    settings = AnalyzeSettings.from_config(cfg.analyze)
+    result = analyze_task(store, task, settings, seed=cfg.seed)
 
     plots = stage.out("plots", "analyze", task)
     for name, table in result.tables.items():

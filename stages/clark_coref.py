@@ -4,7 +4,9 @@ Streams the pre-trained model's attention over `clark_coref.select_examples` GAP
 development texts and `clark_coref.report_examples` validation texts, scores every head by
 how often the pronoun attends most to its antecedent rather than the other name, chooses
 the best head on development and reports it on validation against the nearest-name
-baseline. Writes outputs/plots/clark_coref/heads.csv (every head, both splits),
+baseline, with 95% intervals bootstrapped over the validation examples
+(`clark_coref.bootstrap_resamples`; the head - baseline difference paired on them). Writes
+outputs/plots/clark_coref/heads.csv (every head, both splits),
 outputs/figures/clark_coref/heads.png and outputs/metrics/clark_coref/gap.json. Layers and
 heads are numbered from 1 in every output. The analysis is pipeline.clark.coref_report.
 """
@@ -30,16 +32,24 @@ def run(stage: StageRun) -> None:
     held_out = read_gap_sample(folder, "validation", settings.report_examples, cfg.seed)
     model, tokenizer = load_attached_encoder(cfg)
     report = analyse_coref(
-        model, tokenizer, select, held_out, settings.max_length, settings.batch_size
+        model,
+        tokenizer,
+        select,
+        held_out,
+        settings.max_length,
+        settings.batch_size,
+        settings.bootstrap_resamples,
+        cfg.seed,
     )
 
     write_table(stage.out("plots", "clark_coref", "heads.csv"), numbered_from_one(report.heads))
     save_figure(
         stage.out("figures", "clark_coref", "heads.png"),
-        figures.coref_heads(report.heads, report.nearest_accuracy),
+        figures.coref_heads(report.heads, report.comparison),
         f"Share of GAP validation pronouns ({report.report_examples}) whose {cfg.model.name} "
         f"head attends more to the correct name than to the other; the head reported is "
-        f"chosen on {report.select_examples} development examples.",
+        f"chosen on {report.select_examples} development examples. Whiskers: 95% intervals "
+        f"bootstrapped over the validation examples.",
         {"select_examples": settings.select_examples, "report_examples": settings.report_examples},
     )
     write_json(stage.out("metrics", "clark_coref", "gap.json"), report.metrics)

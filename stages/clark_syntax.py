@@ -7,8 +7,11 @@ the best fixed offset on train and reports both on dev (outputs/plots/clark_synt
 relations.csv and outputs/figures/clark_syntax/relations.png); it trains the attention-only
 probe on the same train sentences and reports its UAS on dev without punctuation, and, when
 `clark_syntax.probe.word_vectors` names a source of GloVe vectors, the attention-and-words
-probe too. Headline numbers go to outputs/metrics/clark_syntax/ud.json. Layers and heads
-are numbered from 1 in every output. The analysis is pipeline.clark.syntax_report.
+probe too, each against the right-branching parse. Every reported number carries a 95%
+interval bootstrapped over dev sentences (`clark_syntax.bootstrap_resamples`), paired for
+head - offset and probe - right-branching. Headline numbers go to
+outputs/metrics/clark_syntax/ud.json. Layers and heads are numbered from 1 in every output.
+The analysis is pipeline.clark.syntax_report.
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ from pipeline.models.loading import load_attached_encoder
 
 
 def run(stage: StageRun) -> None:
-    cfg, ud = stage.cfg, stage.cfg.clark_syntax.ud
+    cfg, settings = stage.cfg, stage.cfg.clark_syntax
+    ud = settings.ud
     folder = Path(ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
     train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed, ud.strip_subtypes)
     dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed, ud.strip_subtypes)
     model, tokenizer = load_attached_encoder(cfg)
-    report = analyse_syntax(model, tokenizer, train, dev, ud, cfg.clark_syntax.probe, cfg.seed)
+    report = analyse_syntax(
+        model, tokenizer, train, dev, ud, settings.probe, cfg.seed, settings.bootstrap_resamples
+    )
 
     write_table(
         stage.out("plots", "clark_syntax", "relations.csv"), numbered_from_one(report.relations)
@@ -41,7 +47,8 @@ def run(stage: StageRun) -> None:
         figures.relation_heads(report.relations),
         f"Accuracy on UD dev ({report.dev_sentences} sentences) of the best {cfg.model.name} "
         f"head per dependency relation and of the best fixed offset, both chosen on "
-        f"{report.train_sentences} train sentences.",
+        f"{report.train_sentences} train sentences; whiskers: 95% intervals bootstrapped "
+        f"over dev sentences.",
         {"train_sentences": ud.train_sentences, "dev_sentences": ud.dev_sentences},
     )
     write_json(stage.out("metrics", "clark_syntax", "ud.json"), report.metrics)

@@ -2,8 +2,9 @@
 
 Writes outputs/attention/<task>.parquet (pipeline/attention/store.py describes the layout)
 with the variants `pretrained` (the pre-trained encoder) and `finetuned`
-(outputs/models/<task>/), on the first `dump_attention.num_examples` rows of the task's eval
-split, and a small metrics file outputs/metrics/dump_attention/<task>.json.
+(outputs/models/<task>/seed<seed>/, the primary `seed`'s), on a seeded sample (stratified by
+label) of `dump_attention.num_examples` rows of the task's eval split, and a small metrics file
+outputs/metrics/dump_attention/<task>.json.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ def run(stage: StageRun) -> None:
     device = pick_device(cfg.device)
     tokenizer = load_tokenizer(cfg.model)
     models = {
-        "finetuned": load_finetuned(stage.upstream("models", task.name)).to(device),
+        "finetuned": load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
+            device
+        ),
         "pretrained": load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(device),
     }
     with autocast(cfg.precision, device):  # fp32 on CPU (README, Precision)
@@ -40,6 +43,7 @@ def run(stage: StageRun) -> None:
             config_hash=config_hash(
                 cfg.model, cfg.dump_attention, cfg.shared.max_length, task.name
             ),
+            seed=cfg.seed,
         )
     write_json(stage.out("metrics", "dump_attention", f"{task.name}.json"), metrics)
 

@@ -1,11 +1,18 @@
-"""finetune: fine-tune the model on one GLUE task; evaluate it and the Table 1 baselines.
+"""finetune: fine-tune the model on one GLUE task with one seed; evaluate it and the Table 1
+baselines.
 
-Writes outputs/models/<task>/ (safetensors + tokenizer), outputs/metrics/finetune/<task>.json
-(flat keys `<variant>.<metric>`, variants finetuned / pretrained / random_init, see
-pipeline/models/finetune.py), the loss curves outputs/plots/finetune/<task>/loss.csv and their
-figure outputs/figures/finetune/<task>/loss.png. While it trains, it keeps resumable
-checkpoints in outputs/checkpoints/finetune/<task>/ (not a DVC output: `dvc repro` would delete
-it before the rerun); they are removed once the outputs are written.
+Runs once per (task, seed) of `tasks` x `seeds` (`--seed`; under Hydra the seed is `seed`):
+the seed sets the classifier head's initialisation, the data order and dropout; the
+prepared data (sampled with the primary `seed`) is the same for every seed. Writes
+outputs/models/<task>/seed<seed>/ (safetensors + tokenizer),
+outputs/metrics/finetune/<task>/seed<seed>.json (flat keys `<variant>.<metric>`, variants
+finetuned / pretrained / random_init, see pipeline/models/finetune.py), and under
+outputs/plots/finetune/<task>/seed<seed>/ the loss curves loss.csv and predictions.csv (idx,
+label, then each variant's predicted class id, or score for regression, per eval row),
+with the figure outputs/figures/finetune/<task>/seed<seed>/loss.png. While it trains, it
+keeps resumable checkpoints in outputs/checkpoints/finetune/<task>/seed<seed>/ (not a DVC
+output: `dvc repro` would delete it before the rerun); they are removed once the outputs
+are written.
 """
 
 from __future__ import annotations
@@ -23,10 +30,9 @@ from pipeline.models.loading import load_tokenizer, pick_device
 def run(stage: StageRun) -> None:
     cfg = stage.cfg
     task = TaskSpec.from_config(cfg.task)
-    settings = FinetuneSettings.from_config(cfg.finetune, cfg.seed)
+    settings = FinetuneSettings.from_config(cfg.finetune, stage.seed)
     tokenizer = load_tokenizer(cfg.model)
-    device = pick_device(cfg.device)
-    checkpoints = stage.out("checkpoints", "finetune", task.name)
+    checkpoints = stage.out("checkpoints", "finetune", task.name, stage.seed_folder)
     result = finetune_task(
         cfg.model,
         tokenizer,
@@ -35,25 +41,30 @@ def run(stage: StageRun) -> None:
         read_split(stage.data(), task.name, task.eval_split),
         settings,
         max_length=cfg.shared.max_length,
-        device=device,
+        device=pick_device(cfg.device),
         precision=cfg.precision,
         checkpoints=checkpoints,
     )
 
-    with atomic_path(stage.out("models", task.name)) as folder:
+    with atomic_path(stage.out("models", task.name, stage.seed_folder)) as folder:
         result.model.save_pretrained(folder, safe_serialization=True)
         tokenizer.save_pretrained(folder)
-    write_table(stage.out("plots", "finetune", task.name, "loss.csv"), result.curves)
+    plots = stage.out("plots", "finetune", task.name, stage.seed_folder)
+    write_table(plots / "loss.csv", result.curves)
+    write_table(plots / "predictions.csv", result.predictions)
     save_figure(
-        stage.out("figures", "finetune", task.name, "loss.png"),
-        *loss_figure(result.curves, task.name, settings.train.log_every),
+        stage.out("figures", "finetune", task.name, stage.seed_folder, "loss.png"),
+        *loss_figure(result.curves, f"{task.name}, seed {stage.seed}", settings.train.log_every),
         config={
             "model": cfg.model.name,
+            "seed": stage.seed,
             "train_rows": result.metrics["train_rows"],
             "epochs": settings.train.epochs,
         },
     )
-    write_json(stage.out("metrics", "finetune", f"{task.name}.json"), result.metrics)
+    write_json(
+        stage.out("metrics", "finetune", task.name, f"{stage.seed_folder}.json"), result.metrics
+    )
     remove_checkpoints(checkpoints)
 
 

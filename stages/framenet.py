@@ -2,7 +2,8 @@
 
 Runs the pre-trained model on the sentences of framenet_data (a seeded sample of
 `framenet.num_sentences`), scores each head by the maximum attention from the core
-frame-element pieces to the lexical-unit (target) pieces, averages over sentences, and writes
+frame-element pieces to the lexical-unit (target) pieces, averages over sentences (with 95%
+bootstrap intervals over sentences), and writes
 outputs/plots/framenet/{heads,top_heads,top_head_maps}.csv, the figures
 outputs/figures/framenet/{fig3_heads,fig4_top_heads}.png and outputs/metrics/framenet.json.
 Layers and heads are numbered from 1 in every output. The analysis is
@@ -33,6 +34,8 @@ def run(stage: StageRun) -> None:
         batch_size=settings.batch_size,
         top_heads=settings.top_heads,
         max_length=cfg.shared.max_length,
+        n_resamples=settings.bootstrap_resamples,
+        seed=cfg.seed,
     )
 
     plots = stage.out("plots", "framenet")

@@ -1,9 +1,10 @@
 """gates: Voita et al. (2019) hard-concrete head gates with an L0 penalty, swept over lambda,
 beside Michel et al.'s gradient pruning curve, for one task's fine-tuned model.
 
-Reads outputs/models/<task>/, seeded samples of the task's train rows (to fit the gates) and
-dev rows (to evaluate them), and the ablate stage's pruning.csv and importance.csv from
-outputs/plots/ablate/<task>/ (computed here when absent). Writes under
+Reads outputs/models/<task>/seed<seed>/ (the primary `seed`'s), seeded samples of the task's
+train rows (to fit the gates) and dev rows (to evaluate them), and the ablate stage's
+pruning.csv and importance.csv from outputs/plots/ablate/<task>/seed<seed>/ (computed here
+when absent). Writes under
 outputs/plots/gates/<task>/ gates.csv (l0_lambda, heads_kept, task metrics), curves.csv (both
 methods), overlap.csv (Jaccard of the kept heads) and kept.csv; the figure
 outputs/figures/gates/<task>/gates_vs_pruning.png; and outputs/metrics/gates/<task>.json.
@@ -29,8 +30,10 @@ from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
 def run(stage: StageRun) -> None:
     cfg = stage.cfg
     task = TaskSpec.from_config(cfg.task)
-    model = load_finetuned(stage.upstream("models", task.name)).to(pick_device(cfg.device))
-    ablated = stage.upstream("plots", "ablate", task.name)
+    model = load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
+        pick_device(cfg.device)
+    )
+    ablated = stage.upstream("plots", "ablate", task.name, stage.seed_folder)
     tables = [ablated / "pruning.csv", ablated / "importance.csv"]
     michel = (
         michel_from_tables(*map(pd.read_csv, tables)) if all(map(Path.exists, tables)) else None

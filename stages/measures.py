@@ -1,9 +1,10 @@
 """measures: attention received by [CLS], [SEP], punctuation and other tokens per layer under
 raw weights, value-weighted norms (Kobayashi et al. 2020) and rollout (Abnar and Zuidema 2020).
 
-Reads outputs/models/<task>/ and a seeded sample of `measures.num_examples` rows of the task's
-dev split; writes outputs/plots/measures/<task>/received.csv (task, measure, layer,
-token_type, received, ci_low, ci_high) and examples.csv, the figure
+Reads outputs/models/<task>/seed<seed>/ (the primary `seed`'s) and a seeded sample of
+`measures.num_examples` rows of the task's dev split; writes
+outputs/plots/measures/<task>/received.csv (task, measure, layer, token_type, received,
+ci_low, ci_high) and examples.csv, the figure
 outputs/figures/measures/<task>/received_by_type.png, and outputs/metrics/measures/<task>.json
 (`sep.norms.L6` = share received by [SEP] in layer 6 under norms). Layers are numbered from 1.
 The analysis is pipeline.attention.measures.
@@ -23,7 +24,9 @@ from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
 def run(stage: StageRun) -> None:
     cfg = stage.cfg
     task = TaskSpec.from_config(cfg.task)
-    model = load_finetuned(stage.upstream("models", task.name)).to(pick_device(cfg.device))
+    model = load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
+        pick_device(cfg.device)
+    )
     result = compare_measures(
         model,
         load_tokenizer(cfg.model),

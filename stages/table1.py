@@ -1,34 +1,47 @@
-"""table1: Kovaleva et al. Table 1, dev scores per task and training regime.
+"""table1: Kovaleva et al. Table 1, dev scores per task and training regime, with intervals.
 
-Reads outputs/metrics/finetune/<task>.json for every task and writes
-outputs/plots/table1/table1.csv, outputs/figures/table1/table1.png and
-outputs/metrics/table1.json (flat keys `<task>.<regime>`).
+Reads the finetune stage's per-example dev predictions of the primary seed,
+outputs/plots/finetune/<task>/seed<seed>/predictions.csv, for every task and writes
+outputs/plots/table1/table1.csv (each task's main metric: the regimes' scores and the paired
+differences finetuned - random_init and random_init - pretrained, with 95% bootstrap
+intervals over the dev rows), outputs/plots/table1/table1_all_metrics.csv (the same for
+every metric of each task), outputs/figures/table1/table1.png and outputs/metrics/table1.json
+(flat keys `<task>.<regime>`, `<task>.<difference>`, each with `_ci_low`/`_ci_high`).
 """
 
 from __future__ import annotations
 
-import json
-
 from pipeline.core.config import load_task
-from pipeline.core.errors import PipelineError
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.figures import table1_figures
-from pipeline.kovaleva.table1 import table1, table1_metrics
+from pipeline.kovaleva.table1 import (
+    DIFFERENCES,
+    REGIMES,
+    main_rows,
+    read_predictions,
+    table1,
+    table1_metrics,
+)
 
 
 def run(stage: StageRun) -> None:
-    metrics = {}
-    for task in stage.task_names:
-        path = stage.upstream("metrics", "finetune", f"{task}.json")
-        if not path.exists():
-            raise PipelineError(f"{path} not found; run the finetune stage for {task} first")
-        metrics[task] = json.loads(path.read_text())
-    main = {task: load_task(task).main_metric for task in stage.task_names}
-    table = table1(metrics, main)
-    write_table(stage.out("plots", "table1", "table1.csv"), table)
-    config = {"model": stage.cfg.model.name, "tasks": list(stage.task_names), "metrics": main}
-    for name, drawn in table1_figures(table, config).items():
+    cfg = stage.cfg
+    tasks = [load_task(task) for task in stage.task_names]
+    predictions = {
+        task.name: read_predictions(
+            stage.upstream("plots", "finetune", task.name, f"seed{cfg.seed}", "predictions.csv"),
+            task.name,
+        )
+        for task in tasks
+    }
+    resamples = cfg.table1.bootstrap_resamples
+    table = table1(tasks, predictions, n_resamples=resamples, seed=cfg.seed)
+    write_table(stage.out("plots", "table1", "table1.csv"), main_rows(table))
+    write_table(stage.out("plots", "table1", "table1_all_metrics.csv"), table)
+    config = {"model": cfg.model.name, "seed": cfg.seed, "bootstrap_resamples": resamples}
+    drawn_figures = table1_figures(main_rows(table), REGIMES, list(DIFFERENCES), config)
+    for name, drawn in drawn_figures.items():
         path = stage.out("figures", "table1", f"{name}.png")
         save_figure(path, drawn.figure, drawn.caption, drawn.config)
     write_json(stage.out("metrics", "table1.json"), table1_metrics(table))

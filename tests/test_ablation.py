@@ -321,7 +321,7 @@ def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
     train, _ = read_local_split(shared_data / "glue_data", task, "train")
     train.head(6).to_parquet(tmp_path / "data/glue/rte/train.parquet")
     model = load_classifier(tiny_model_cfg, tokenizer, num_labels=2, seed=0)
-    model.save_pretrained(tmp_path / "outputs/models/rte")
+    model.save_pretrained(tmp_path / "outputs/models/rte/seed0")  # cfg.seed 0: the primary
     cfg = OmegaConf.create(
         {
             "seed": 0,
@@ -341,7 +341,7 @@ def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
 def test_stage_writes_tables_figures_and_metrics(tmp_path, prepared_rte):
     run(StageRun(cfg=prepared_rte, out_root=tmp_path / "outputs", under_dvc=True))
 
-    plots = tmp_path / "outputs/plots/ablate/rte"
+    plots = tmp_path / "outputs/plots/ablate/rte/seed0"
     heads = pd.read_csv(plots / "heads.csv")
     layers = pd.read_csv(plots / "layers.csv")
     importance = pd.read_csv(plots / "importance.csv")
@@ -354,8 +354,8 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, prepared_rte):
         ]
     assert layers["layer"].tolist() == [1, 2]
     for name in ("fig8_heads", "fig9_layers", "pruning"):
-        assert (tmp_path / f"outputs/figures/ablate/rte/{name}.png").stat().st_size > 0
-    metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
+        assert (tmp_path / f"outputs/figures/ablate/rte/seed0/{name}.png").stat().st_size > 0
+    metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte/seed0.json").read_text())
     assert metrics["num_examples"] == 10
     assert metrics["importance_examples"] == 6  # the train rows (importance_split: train)
     # the evaluated rows: a seeded sample stratified by label, their ids written beside
@@ -383,9 +383,9 @@ def test_stage_scores_importance_on_the_dev_rows_without_reading_train(tmp_path,
     (tmp_path / "data/glue/rte/train.parquet").unlink()
     prepared_rte.ablate.importance_split = "eval"
     run(StageRun(cfg=prepared_rte, out_root=tmp_path / "outputs", under_dvc=True))
-    metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte.json").read_text())
+    metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte/seed0.json").read_text())
     assert metrics["importance_examples"] == metrics["num_examples"] == 10
-    caption = json.loads((tmp_path / "outputs/figures/ablate/rte/pruning.json").read_text())
+    caption = json.loads((tmp_path / "outputs/figures/ablate/rte/seed0/pruning.json").read_text())
     assert "gradient importance on the same examples" in caption["caption"]
     assert caption["config"]["prune_step"] == 0.1
 

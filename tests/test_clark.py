@@ -22,7 +22,7 @@ from pipeline.clark.coref import (
     EncodedGap,
     Span,
     encode_gap,
-    head_accuracy,
+    head_correct,
     name_scores,
     nearest_candidate,
     read_gap,
@@ -33,7 +33,7 @@ from pipeline.clark.entropy import HeadEntropy, row_entropy
 from pipeline.clark.heads_report import analyse_heads, headline
 from pipeline.clark.probe import probe_example, probe_uas, train_probe
 from pipeline.clark.stream import encode_words
-from pipeline.clark.syntax import ALL, HeadCounts, offset_heads, predict_heads, select_and_report
+from pipeline.clark.syntax import ALL, ArcOutcomes, offset_heads, predict_heads, select_and_report
 from pipeline.clark.syntax_report import analyse_syntax
 from pipeline.clark.ud import Sentence, read_conllu, read_treebank_sample
 from pipeline.clark.vectors import WordVectors
@@ -199,8 +199,8 @@ def test_offset_heads_mark_out_of_range_as_zero():
 
 def test_head_counts_and_selection_find_the_right_head_and_offset():
     relations = ["advmod", "det", "nsubj"]
-    select = HeadCounts(relations, [-1, 1], num_layers=1, num_heads=3)
-    report = HeadCounts(relations, [-1, 1], num_layers=1, num_heads=3)
+    select = ArcOutcomes(relations, [-1, 1], num_layers=1, num_heads=3)
+    report = ArcOutcomes(relations, [-1, 1], num_layers=1, num_heads=3)
     for counts in (select, report):
         counts.add(TREE, tree_maps())
     assert select.total.tolist() == [1, 1, 1]  # root left out
@@ -331,8 +331,8 @@ def test_name_scores_use_the_most_attended_word_of_each_name(tokenizer, tmp_path
     maps[0, 1, 5, 3] = 0.9  # head 1: she -> bob (wrong)
     scores = name_scores(maps, item)  # [2, 1, 2]
     torch.testing.assert_close(scores[:, 0, 0], torch.tensor([0.7, 0.3]))
-    accuracy = head_accuracy([scores, scores.flip(0)], [0, 1])
-    assert accuracy.tolist() == [[1.0, 0.0]]
+    correct = head_correct([scores, scores.flip(0)], [0, 1])  # [2 examples, 1, 2]
+    assert correct.tolist() == [[[True, False]], [[True, False]]]
 
 
 def test_name_scores_take_the_max_over_a_names_words():
@@ -507,7 +507,11 @@ def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
     assert distances.loc["L1-H1", "L1-H2"] > 1.0
     layer_two_cls = report.targets.query("layer == 1 and target == 'cls'")["attention"]
     assert layer_two_cls.tolist() == pytest.approx([1.0, 1.0])
-    assert report.metrics == headline(report.targets, report.entropy) | {"examples": 2}
+    margin = {k: v for k, v in report.metrics.items() if k.startswith("same_layer_margin")}
+    assert report.metrics == headline(report.targets, report.entropy) | {"examples": 2} | margin
+    # same-layer pairs: L1-H1/L1-H2 apart, L2-H1/L2-H2 alike; across layers, half the pairs
+    # are apart (L1-H2 with both of layer 2): both means are half the gap, the margin 0
+    assert margin["same_layer_margin"] == pytest.approx(0.0, abs=1e-4)
 
 
 def test_headline_numbers_the_peak_layer_from_one():
@@ -572,7 +576,7 @@ def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
     (tmp_path / "gap-development.tsv").write_text(GAP_TSV)
     examples = read_gap_sample(tmp_path, "development", None, seed=0)
     report = analyse_coref(
-        tiny_encoder, tokenizer, examples, examples[:1], max_length=32, batch_size=2
+        tiny_encoder, tokenizer, examples, examples, max_length=32, batch_size=2, seed=0
     )
     assert len(report.heads) == 8
     assert sorted(set(report.heads["layer"])) == [0, 1]  # 0-based until written
@@ -580,9 +584,13 @@ def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
     best = report.heads.loc[report.heads["select_accuracy"].idxmax()]
     assert report.metrics["best_head"] == head_name(best["layer"], best["head"])
     assert report.metrics["head_accuracy"] == best["report_accuracy"]
-    assert report.heads["report_accuracy"].isin([0.0, 1.0]).all()  # one report example
-    assert report.nearest_accuracy == 0.0  # Bob is nearer; Anna is the answer
-    assert (report.select_examples, report.report_examples) == (2, 1)
+    assert report.heads["report_accuracy"].isin([0.0, 0.5, 1.0]).all()  # two report examples
+    # Bob is nearer: wrong for "She" (Anna), right for "He" (Bob)
+    assert report.comparison["nearest name"].estimate == 0.5
+    assert report.metrics["nearest_baseline_accuracy"] == 0.5
+    assert (report.select_examples, report.report_examples) == (2, 2)
+    with pytest.raises(PipelineError, match="only 1 GAP report example fits in 32 pieces"):
+        analyse_coref(tiny_encoder, tokenizer, examples, examples[:1], 32, batch_size=2)
     with pytest.raises(PipelineError, match="none of the 2 GAP select examples fits in 6"):
         analyse_coref(tiny_encoder, tokenizer, examples, examples, max_length=6, batch_size=2)
 
@@ -606,7 +614,8 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
         chosen = tuple(words[int(k)] for k in rng.integers(0, len(words), len(tree)))
         trees.append(Sentence("r", chosen, tree.heads, tree.relations, tree.upos))
     ud, probe = tiny_syntax_settings()
-    report = analyse_syntax(tiny_encoder, tokenizer, trees[:8], [TREE, *trees[8:]], ud, probe, 0)
+    dev = [TREE, *trees[8:]]
+    report = analyse_syntax(tiny_encoder, tokenizer, trees[:8], dev, ud, probe, 0, 200)
     # det, nsubj and advmod have no train arcs, so no row of their own; ALL counts them
     assert report.relations["relation"].tolist() == ["dep", ALL]
     assert report.relations["count"].iloc[-1] == sum(len(t) - 1 for t in [TREE, *trees[8:]])
@@ -618,6 +627,14 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     assert (report.train_sentences, report.dev_sentences) == (8, 5)
     assert report.metrics["dev_sentences"] == 5 and 0.0 <= report.metrics["probe_uas"] <= 1.0
     assert "probe_words_uas" not in report.metrics  # no word vectors given
+    metrics = report.metrics
+    assert metrics["probe_uas_ci_low"] <= metrics["probe_uas"] <= metrics["probe_uas_ci_high"]
+    assert metrics["probe_minus_right_branching"] == pytest.approx(
+        metrics["probe_uas"] - metrics["right_branching_uas"]
+    )
+    assert metrics["dep_head_minus_offset"] == pytest.approx(
+        metrics["dep_head_accuracy"] - metrics["dep_offset_accuracy"]
+    )
 
     glove = tmp_path / "glove.txt"
     glove.write_text("the 1 0\ndog 0 1\n")
@@ -637,6 +654,7 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(tmp_path, shared_dat
     assert not [key for key in syntax if key.endswith("seconds")]
     table = pd.read_csv(stage.out("plots", "clark_syntax", "relations.csv"))
     assert table["relation"].iloc[-1] == ALL and (table["head_accuracy"] >= 0).all()
+    assert (table["head_minus_offset_ci_low"] <= table["head_minus_offset_ci_high"]).all()
     assert table["layer"].between(1, 2).all() and table["head"].between(1, 4).all()
     overall = table.iloc[-1]
     assert syntax["all_relations_best_head"] == f"L{int(overall['layer'])}-H{int(overall['head'])}"
@@ -645,6 +663,10 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(tmp_path, shared_dat
     clark_coref.run(stage)
     coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
     assert coref["report_examples"] > 0 and 0.0 <= coref["nearest_baseline_accuracy"] <= 1.0
+    assert coref["head_minus_nearest"] == pytest.approx(
+        coref["head_accuracy"] - coref["nearest_baseline_accuracy"]
+    )
+    assert coref["head_minus_nearest_ci_low"] <= coref["head_minus_nearest_ci_high"]
     assert not [key for key in coref if key.endswith("seconds")]
     heads = pd.read_csv(stage.out("plots", "clark_coref", "heads.csv"))
     assert heads[["layer", "head"]].min().tolist() == [1, 1]

@@ -12,7 +12,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from pipeline.core import schema
-from pipeline.core.config import CONF_DIR
+from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
 from pipeline.core.stage import _load_dvc_config
@@ -91,3 +91,24 @@ def test_a_stage_reads_its_task_spec_typed(tmp_path, monkeypatch) -> None:
     cfg = _load_dvc_config("stsb")
     assert cfg.task.name == "stsb" and cfg.task.is_regression is True
     assert cfg.ablate.mode == "uniform" and f"{cfg.ablate.mode}" == "uniform"
+
+
+@pytest.mark.parametrize("experiment", group_options("experiment"))
+def test_every_profile_fine_tunes_its_primary_seed(experiment: str) -> None:
+    cfg = OmegaConf.create(compose_params([f"experiment={experiment}"]))
+    assert cfg.seed in cfg.seeds
+
+
+def test_the_standard_profile_has_three_seeds_and_larger_samples_than_quick() -> None:
+    quick = OmegaConf.create(compose_params(["experiment=quick"]))
+    standard = OmegaConf.create(compose_params(["experiment=standard"]))
+    assert (list(quick.seeds), list(standard.seeds)) == ([42], [42, 43, 44])
+    assert standard.model.name == quick.model.name and standard.tasks == quick.tasks
+    for group, key in [
+        ("prepare", "max_train_rows"),
+        ("prepare", "max_eval_rows"),
+        ("ablate", "num_examples"),
+        ("ablate", "importance_examples"),
+    ]:
+        assert standard[group][key] > quick[group][key], f"{group}.{key}"
+    assert standard.gates.num_examples == standard.ablate.num_examples  # the same dev rows

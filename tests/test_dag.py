@@ -19,6 +19,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 PROJECT_PACKAGES = ("pipeline", "stages")
 A_TASK = "sst2"  # foreach stages are checked with this item
+A_SEED = "42"  # ... and matrix stages (task x seed) with this task and seed
 
 
 def module_file(module: str) -> Path | None:
@@ -81,13 +82,17 @@ def project_closure(module: str) -> frozenset[Path]:
 
 
 def dvc_stages() -> dict[str, dict]:
-    """Stage name -> definition, foreach stages expanded for one task."""
+    """Stage name -> definition, foreach and matrix stages expanded for one task (and seed)."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     expanded = {}
     for name, spec in stages.items():
         if "foreach" in spec:
             text = yaml.safe_dump(spec["do"]).replace("${item}", A_TASK)
             expanded[f"{name}@{A_TASK}"] = {**yaml.safe_load(text), "per_task": True}
+        elif "matrix" in spec:
+            text = yaml.safe_dump(spec).replace("${item.task}", A_TASK)
+            text = text.replace("${item.seed}", A_SEED)
+            expanded[f"{name}@{A_TASK}-{A_SEED}"] = {**yaml.safe_load(text), "per_task": True}
         else:
             expanded[name] = spec
     return expanded

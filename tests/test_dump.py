@@ -18,6 +18,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
 from pipeline.core.stage import StageRun
 from pipeline.data.encoding import collate
+from pipeline.data.sampling import evaluation_sample
 from pipeline.models.loading import load_classifier, load_finetuned
 from stages import dump_attention
 
@@ -48,7 +49,7 @@ def prepared(tmp_path, tokenizer):
     frame.to_parquet(tmp_path / "data/glue/mrpc/validation.parquet")
     stage = micro_stage(tmp_path)
     model = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
-    model.save_pretrained(tmp_path / "outputs/models/mrpc")
+    model.save_pretrained(tmp_path / "outputs/models/mrpc" / stage.seed_folder)
     return tmp_path, frame
 
 
@@ -59,13 +60,15 @@ def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
     store = AttentionStore(root / "outputs/attention/mrpc.parquet", expect_model="tiny_random")
     assert store.variants == ["finetuned", "pretrained"]
     assert (store.num_layers, store.num_heads) == (2, 4)
-    ids = list(range(100, 116))
+    sample = evaluation_sample(frame, load_task("mrpc"), 16, stage.cfg.seed)
+    ids = sample["idx"].tolist()  # a seeded sample of the rows, not the first 16
+    assert len(ids) == 16 and ids != list(range(100, 116))
     assert store.example_ids("pretrained", "mrpc") == ids
     assert store.example_ids("finetuned", "mrpc") == ids
 
     # the fine-tuned variant's maps are what the saved model computes, one example at a time
-    model = attach(load_finetuned(root / "outputs/models/mrpc").eval())
-    examples = tokenize_examples(tokenizer, load_task("mrpc"), frame.head(16), 64)
+    model = attach(load_finetuned(root / "outputs/models/mrpc" / stage.seed_folder).eval())
+    examples = tokenize_examples(tokenizer, load_task("mrpc"), sample, 64)
     stored = store.maps("finetuned", "mrpc")
     for example in examples[:4]:
         control = HeadControl(capture=range(2))
@@ -88,7 +91,7 @@ def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
 
 def test_dump_stage_without_finetuned_model_says_what_to_run(prepared):
     root, _ = prepared
-    (root / "outputs/models/mrpc/config.json").unlink()
+    (root / "outputs/models/mrpc/seed42/config.json").unlink()  # the primary seed
     with pytest.raises(PipelineError, match="run `dvc repro finetune`"):
         dump_attention.run(micro_stage(root))
     assert not (root / "outputs/attention/mrpc.parquet").exists()
@@ -99,13 +102,14 @@ def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer):
     small = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
     wider = OmegaConf.merge(stage.cfg.model, {"random_config": {"num_attention_heads": 2}})
     other = load_classifier(wider, tokenizer, num_labels=2, seed=7)
-    frame = pd.DataFrame(SENTENCES[:2], columns=["sentence1", "sentence2"]).assign(idx=[0, 1])
+    frame = pd.DataFrame(SENTENCES[:2], columns=["sentence1", "sentence2"])
+    frame = frame.assign(idx=[0, 1], label=[0, 1])
     settings = DumpSettings.from_config(stage.cfg.dump_attention)
     path = tmp_path / "mrpc.parquet"
     with pytest.raises(PipelineError, match=r"models differ in shape .*re-run finetune"):
         dump_task(
             {"finetuned": small, "pretrained": other}, tokenizer, load_task("mrpc"), frame,
-            path, settings, max_length=64, model_id="tiny_random", config_hash="test",
+            path, settings, max_length=64, model_id="tiny_random", config_hash="test", seed=0,
         )  # fmt: skip
     assert not path.exists()
 
@@ -118,12 +122,15 @@ def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer):
     }
     frame = pd.DataFrame(SENTENCES[:5], columns=["sentence1", "sentence2"])
     frame.insert(0, "idx", [10, 11, 12, 13, 14])  # prepared splits are sorted by idx
+    frame["label"] = [0, 0, 0, 1, 1]
     settings = DumpSettings(num_examples=3, batch_size=2, quantize="none", row_group_mib=1)
     metrics = dump_task(
         models, tokenizer, load_task("mrpc"), frame, tmp_path / "mrpc.parquet", settings,
-        max_length=64, model_id="tiny_random", config_hash="test",
+        max_length=64, model_id="tiny_random", config_hash="test", seed=3,
     )  # fmt: skip
     store = AttentionStore(tmp_path / "mrpc.parquet", expect_model="tiny_random")
     assert store.variants == ["alpha", "zeta"]
-    assert store.example_ids("alpha", "mrpc") == [10, 11, 12]  # the first 3 rows
+    sampled = store.example_ids("alpha", "mrpc")  # a seeded sample, stratified by label
+    assert sampled == evaluation_sample(frame, load_task("mrpc"), 3, seed=3)["idx"].tolist()
+    assert sorted(frame.set_index("idx").loc[sampled, "label"]) == [0, 0, 1]
     assert metrics["examples"] == 3

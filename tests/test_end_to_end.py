@@ -60,10 +60,10 @@ def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
 def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     root, env = micro_repo
     _run(["dvc", "repro"], root, env)
-    finetune = json.loads((root / "outputs/metrics/finetune/mrpc.json").read_text())
+    finetune = json.loads((root / "outputs/metrics/finetune/mrpc/seed42.json").read_text())
     assert {"finetuned.accuracy", "pretrained.accuracy", "random_init.accuracy"} <= set(finetune)
     shown = json.loads(_run(["dvc", "metrics", "show", "--json"], root, env))
-    assert "outputs/metrics/finetune/rte.json" in json.dumps(shown)
+    assert "outputs/metrics/finetune/rte/seed42.json" in json.dumps(shown)
     model = yaml.safe_load((root / "params.yaml").read_text())["model"]["random_config"]
     shape = model["num_hidden_layers"], model["num_attention_heads"]
     assert numbering_violations(root / "outputs", *shape) == []
@@ -89,7 +89,7 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     assert params["params.yaml"]["finetune.learning_rate"]["old"] == 5e-5
     assert params["params.yaml"]["finetune.learning_rate"]["new"] == 0.001
     metrics = json.loads(_run(["dvc", "metrics", "diff", "--json", "--all"], root, env))
-    assert "finetuned.final_loss" in metrics["outputs/metrics/finetune/mrpc.json"]
+    assert "finetuned.final_loss" in metrics["outputs/metrics/finetune/mrpc/seed42.json"]
     plots_dir = root / "plots_diff"
     _run(["dvc", "plots", "diff", "HEAD", "-o", str(plots_dir)], root, env)
     assert (plots_dir / "index.html").exists()
@@ -102,4 +102,5 @@ def test_dvc_exp_run_composes_overrides_into_params(micro_repo):
     assert "epochs: 2" in (root / "params.yaml").read_text()  # DVC composed conf/ + -S
     rows = list(csv.DictReader(io.StringIO(_run(["dvc", "exp", "show", "--csv"], root, env))))
     experiment = [r for r in rows if r["Experiment"] and r["finetune.epochs"] == "2"]
-    assert experiment and experiment[0]["outputs/metrics/finetune/mrpc.json:finetuned.accuracy"]
+    column = "outputs/metrics/finetune/mrpc/seed42.json:finetuned.accuracy"
+    assert experiment and experiment[0][column]

@@ -200,20 +200,20 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     cfg.shared.max_length = 32
     prepare.run(StageRun(cfg=cfg, out_root=tmp_path / "out", under_dvc=True))
     finetune.run(StageRun(cfg=cfg, out_root=tmp_path / "out", under_dvc=False))
-    metrics = json.loads((tmp_path / "out/metrics/finetune/stsb.json").read_text())
+    metrics = json.loads((tmp_path / "out/metrics/finetune/stsb/seed42.json").read_text())
     assert metrics["train_rows"] == 64 and metrics["eval_rows"] == 32
     for variant in ("finetuned", "pretrained", "random_init"):
         assert -1.0 <= metrics[f"{variant}.pearson"] <= 1.0
     assert math.isfinite(metrics["finetuned.final_loss"])
     assert not [key for key in metrics if "second" in key or "time" in key]
-    assert (tmp_path / "out/models/stsb/model.safetensors").exists()
-    curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb/loss.csv")
+    assert (tmp_path / "out/models/stsb/seed42/model.safetensors").exists()
+    curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb/seed42/loss.csv")
     assert set(curve["variant"]) == {"finetuned", "random_init"}
     last_loss = curve[curve["variant"] == "finetuned"]["loss"].iloc[-1]
     assert metrics["finetuned.final_loss"] == pytest.approx(last_loss, rel=1e-5)
-    assert (tmp_path / "out/figures/finetune/stsb/loss.png").stat().st_size > 0
-    sidecar = json.loads((tmp_path / "out/figures/finetune/stsb/loss.json").read_text())
-    assert sidecar["config"] == {"model": "tiny_random", "train_rows": 64, "epochs": 1}
+    assert (tmp_path / "out/figures/finetune/stsb/seed42/loss.png").stat().st_size > 0
+    sidecar = json.loads((tmp_path / "out/figures/finetune/stsb/seed42/loss.json").read_text())
+    assert sidecar["config"] == {"model": "tiny_random", "seed": 42, "train_rows": 64, "epochs": 1}
 
 
 def test_regression_head_starts_at_the_label_mean(tiny_model_cfg, tokenizer):

@@ -34,7 +34,7 @@ from pipeline.kovaleva.framenet_heads import (
     sentence_score,
     top_head_tables,
 )
-from pipeline.kovaleva.tables import head_frame
+from pipeline.kovaleva.tables import head_interval_frame
 from pipeline.models.loading import load_encoder
 
 FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
@@ -165,10 +165,11 @@ def test_top_head_tables_rank_heads_and_show_their_best_sentence(tokenizer):
     rng = np.random.default_rng(0)
     maps = [rng.random((1, 2, len(e.tokens), len(e.tokens))) for e in examples]  # [1, 2, n, n]
     scores = np.array([[[0.2, 0.5]], [[0.6, 0.5]], [[0.6, 0.1]]])  # [N=3, L=1, H=2]
-    heads = head_frame(scores.mean(axis=0), "score")
+    heads = head_interval_frame(scores, "score", n_resamples=50, seed=0)
     top, cells = top_head_tables(heads, scores, maps, examples, sentences, top_heads=2)
     assert top[["rank", "layer", "head"]].values.tolist() == [[1, 0, 0], [2, 0, 1]]
     assert top["score"].tolist() == pytest.approx([1.4 / 3, 1.1 / 3])
+    assert top["score_ci_low"].tolist() == heads["score_ci_low"].tolist()  # the heads' own
     assert top["example_score"].tolist() == [0.6, 0.5]  # ties: the first sentence
     assert top["sentence"].tolist() == [fixture[1].text, fixture[0].text]
     first = top.iloc[0]

@@ -17,8 +17,7 @@ from omegaconf import OmegaConf, open_dict
 
 from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
 from pipeline.core.config import CONF_DIR
-from pipeline.core.errors import PipelineError
-from pipeline.core.io import write_json, write_text
+from pipeline.core.io import write_text
 from pipeline.core.params import compose_params
 from pipeline.core.stage import StageRun
 from pipeline.kovaleva.analysis import AnalyzeSettings, headline_metrics
@@ -28,20 +27,18 @@ from pipeline.kovaleva.measures import (
     cls_attention,
     frame_score,
     head_cosine,
-    mean_over_examples,
     received_attention,
     type_score,
     type_scores,
 )
-from pipeline.kovaleva.table1 import table1
 from pipeline.kovaleva.tables import (
-    cosine_table,
+    cosine_summary,
+    example_cosines,
     grid_example,
     grid_table,
     head_frame,
     token_type_tables,
 )
-from stages import table1 as table1_stage
 
 FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
 
@@ -96,14 +93,6 @@ def test_frame_score_is_the_max_from_frame_element_to_lexical_unit_pieces():
     np.testing.assert_allclose(frame_score(maps, np.array([2]), np.array([1, 3])), [[0.5], [0.0]])
 
 
-def test_mean_over_examples_counts_and_refuses_nothing():
-    mean, count = mean_over_examples([np.array([1.0, 2.0]), np.array([3.0, 6.0])])
-    np.testing.assert_allclose(mean, [2.0, 4.0])
-    assert count == 2
-    with pytest.raises(ValueError):
-        mean_over_examples([])
-
-
 def test_piece_type_masks_map_words_to_pieces_through_offsets_and_segments():
     # [CLS] dog ##s bark [SEP] not [SEP]; sentence A "dogs bark", sentence B "not"
     word_ids = np.array([-1, 0, 0, 1, -1, 2, -1])
@@ -155,11 +144,15 @@ def test_cosine_table_averages_over_examples(tmp_path):
     store = write_store(
         tmp_path / "s.parquet", {"pretrained": [same, same], "finetuned": [same, other]}
     )
-    table = cosine_table(store, "rte", [0, 1], chunk=1)
+    scores = example_cosines(store, "rte", [0, 1], chunk=1)  # [N=2, L=2, H=1]
+    np.testing.assert_allclose(scores[1, :, 0], head_cosine(same, other)[:, 0], rtol=1e-6)
+    table = cosine_summary(scores, n_resamples=50, seed=0).heads
     expected = (1.0 + head_cosine(same, other)[:, 0]) / 2  # [L]
     np.testing.assert_allclose(table["cosine"], expected, rtol=1e-6)
     assert table[["layer", "head"]].values.tolist() == [[0, 0], [1, 0]]
     assert (table["examples"] == 2).all()
+    assert (table["cosine_ci_low"] <= table["cosine"]).all()
+    assert (table["cosine"] <= table["cosine_ci_high"]).all()
 
 
 def test_token_type_tables_leave_examples_without_the_type_out(tmp_path):
@@ -172,7 +165,8 @@ def test_token_type_tables_leave_examples_without_the_type_out(tmp_path):
         0: {"[CLS]": np.array([True, False, False, False]), "rare": np.zeros(4, bool)},
         1: {"[CLS]": np.array([True, False, False, False]), "rare": rare},
     }
-    received, cls = token_type_tables(store, "rte", [0, 1], masks, ["[CLS]", "rare"], chunk=2)
+    tables = token_type_tables(store, "rte", [0, 1], masks, ["[CLS]", "rare"], chunk=2)
+    received, cls = tables.received, tables.cls
     part = received[received["variant"] == "pretrained"].set_index(["type", "layer"])
     assert part.loc[("[CLS]", 0), "score"] == pytest.approx(1.5 / 4)
     assert part.loc[("[CLS]", 0), "examples"] == 2
@@ -183,6 +177,11 @@ def test_token_type_tables_leave_examples_without_the_type_out(tmp_path):
     assert last["layer"].tolist() == [1, 1]  # the last layer, counted from 0
     assert last.loc["[CLS]", "score"] == pytest.approx(1.0)  # identity map: [CLS] -> [CLS]
     assert last.loc["rare", "score"] == pytest.approx(0.0)
+    layers = tables.received_layers.set_index(["variant", "type", "layer"])
+    assert layers.loc[("pretrained", "rare", 1), "score"] == pytest.approx(0.25)  # H = 1
+    assert layers.loc[("pretrained", "rare", 1), "examples"] == 1
+    rare_only = part.loc[("rare", 1)]  # one example: a zero-width interval
+    assert rare_only["score_ci_low"] == rare_only["score_ci_high"] == pytest.approx(0.25)
 
 
 def test_grid_table_holds_every_weight_once():
@@ -201,7 +200,8 @@ def test_grid_example_is_the_first_short_example_else_the_shortest():
 
 
 def test_headline_metrics_name_layers_and_heads_from_one():
-    cosine = head_frame(np.array([[0.9, 0.8], [0.5, 0.7]]), "cosine")  # [L=2, H=2]
+    per_example = np.array([[[0.9, 0.8], [0.5, 0.7]]] * 2)  # [N=2, L=2, H=2], equal examples
+    cosine = cosine_summary(per_example, n_resamples=20, seed=0)
     received = pd.concat(
         [
             head_frame(np.array([[0.1, 0.2], [0.3, 0.9]]), "score").assign(type=t, variant=v)
@@ -215,8 +215,14 @@ def test_headline_metrics_name_layers_and_heads_from_one():
     metrics = headline_metrics(cosine, received, cls)
     assert metrics == {
         "cosine.mean": pytest.approx(0.725),
+        "cosine.mean_ci_low": pytest.approx(0.725),  # equal examples: no spread
+        "cosine.mean_ci_high": pytest.approx(0.725),
         "cosine.L1": pytest.approx(0.85),
+        "cosine.L1_ci_low": pytest.approx(0.85),
+        "cosine.L1_ci_high": pytest.approx(0.85),
         "cosine.L2": pytest.approx(0.6),
+        "cosine.L2_ci_low": pytest.approx(0.6),
+        "cosine.L2_ci_high": pytest.approx(0.6),
         "cosine.most_changed_layer": "L2",
         "received.pretrained.cls.top_score": pytest.approx(0.9),
         "received.pretrained.cls.top_head": "L2-H2",
@@ -224,7 +230,7 @@ def test_headline_metrics_name_layers_and_heads_from_one():
         "received.finetuned.cls.top_head": "L2-H2",
         "cls_last_layer.finetuned.sep.top_score": pytest.approx(0.6),
         "cls_last_layer.finetuned.sep.top_head": "L2-H1",
-    }  # only [CLS] and [SEP] have top heads
+    }  # only [CLS] and [SEP] have top heads; no last_two_margin with two layers
 
 
 def test_analyze_settings_read_the_config_group():
@@ -234,45 +240,6 @@ def test_analyze_settings_read_the_config_group():
     assert {"no", "not", "n't"} <= settings.token_types["negation"].lower  # "no" is a word
     assert settings.token_types["negation"].dep == frozenset({"neg"})
     assert (settings.grid_variant, settings.grid_max_tokens) == ("finetuned", 24)
-
-
-def test_table1_stage_reads_each_tasks_main_metric(tmp_path):
-    metrics = {
-        "rte": {
-            "pretrained.accuracy": 0.5,
-            "random_init.accuracy": 0.55,
-            "finetuned.accuracy": 0.6,
-        },
-        "stsb": {
-            "pretrained.pearson": -0.1,
-            "random_init.pearson": 0.2,
-            "finetuned.pearson": 0.8,
-            "finetuned.spearman": 0.7,
-        },
-    }
-    for task, values in metrics.items():
-        write_json(tmp_path / "metrics" / "finetune" / f"{task}.json", values)
-    cfg = OmegaConf.create(
-        {"paths": {"outputs": str(tmp_path)}, "tasks": list(metrics), "model": {"name": "m"}}
-    )
-    table1_stage.run(StageRun(cfg, tmp_path, under_dvc=True))
-    expected = pd.DataFrame(
-        {
-            "task": ["rte", "stsb"],
-            "metric": ["accuracy", "pearson"],
-            "pretrained": [0.5, -0.1],
-            "random_init": [0.55, 0.2],
-            "finetuned": [0.6, 0.8],
-        }
-    )
-    pd.testing.assert_frame_equal(
-        pd.read_csv(tmp_path / "plots" / "table1" / "table1.csv"), expected
-    )
-    flat = json.loads((tmp_path / "metrics" / "table1.json").read_text())
-    assert flat["stsb.random_init"] == 0.2 and len(flat) == 6
-    assert (tmp_path / "figures" / "table1" / "table1.png").stat().st_size > 0
-    with pytest.raises(PipelineError, match=r"stsb lack 'pretrained\.spearman'"):
-        table1(metrics, {"rte": "accuracy", "stsb": "spearman"})
 
 
 def micro_stage(root: Path, task: str | None = None) -> StageRun:
@@ -348,8 +315,17 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
     pretrained = types[(types["variant"] == "pretrained") & (types["type"] == "nouns")]
     assert np.allclose(pretrained["score"], 0.0)  # nobody attends to the nouns
     names = {p.name for p in stage.out("figures", "analyze", "rte").glob("*.png")}
+    layers = pd.read_csv(plots / "cosine_layers.csv").set_index("layer")
+    assert layers.loc[2, "cosine_ci_low"] == pytest.approx(1 / 8)  # the resamples' extremes
+    assert layers.loc[2, "cosine_ci_high"] == pytest.approx(1 / 5)
+    assert metrics["cosine.L2_ci_low"] == pytest.approx(1 / 8)
+    type_layers = pd.read_csv(plots / "token_type_layers.csv")
+    assert {"score_ci_low", "score_ci_high"} <= set(type_layers)
+    assert set(type_layers["layer"]) == {1, 2}
     assert names == {
         "fig5_cosine.png",
+        "fig5_cosine_layers.png",
+        "fig6_token_type_layers.png",
         "fig6_token_types_pretrained.png",
         "fig6_token_types_finetuned.png",
         "fig7_cls_last_layer.png",
@@ -371,6 +347,11 @@ def test_framenet_stage_scores_every_head_of_the_tiny_model(tmp_path):
     assert heads["score"].between(0.0, 1.0).all()
     assert metrics["top1.score"] == pytest.approx(heads["score"].max())
     assert metrics["top1.score"] >= metrics["top2.score"] >= metrics["top3.score"]
+    assert metrics["top1.score_ci_low"] <= metrics["top1.score"] <= metrics["top1.score_ci_high"]
+    ratio = heads["score"].max() / heads["score"].median()
+    assert metrics["top1_over_median"] == pytest.approx(ratio, rel=1e-4)
+    assert metrics["top1_over_median_ci_low"] <= metrics["top1_over_median_ci_high"]
+    assert (heads["score_ci_low"] <= heads["score_ci_high"]).all()
     top = pd.read_csv(stage.out("plots", "framenet", "top_heads.csv"))
     assert top["lexical_unit"].eq("copy.v").all() and top["target"].eq("copied").all()
     first = top.iloc[0]
@@ -383,5 +364,6 @@ def test_framenet_stage_scores_every_head_of_the_tiny_model(tmp_path):
     ]
     assert {p.name for p in stage.out("figures", "framenet").glob("*.png")} == {
         "fig3_heads.png",
+        "fig3_top_heads.png",
         "fig4_top_heads.png",
     }

@@ -232,7 +232,8 @@ def dumped(tmp_path_factory, tiny_model_cfg, tokenizer):
         name: load_classifier(tiny_model_cfg, tokenizer, num_labels=2, seed=seed)
         for name, seed in (("finetuned", 1), ("pretrained", 2))
     }
-    frame = pd.DataFrame(PAIRS, columns=["sentence1", "sentence2"]).assign(idx=[0, 1, 2])
+    frame = pd.DataFrame(PAIRS, columns=["sentence1", "sentence2"])
+    frame = frame.assign(idx=[0, 1, 2], label=[0, 1, 0])
     path = tmp_path_factory.mktemp("dump") / "mrpc.parquet"
     settings = DumpSettings(
         num_examples=3, batch_size=2, quantize="none", row_group_mib=1,
@@ -240,7 +241,7 @@ def dumped(tmp_path_factory, tiny_model_cfg, tokenizer):
     )  # fmt: skip
     dump_task(
         models, tokenizer, load_task("mrpc"), frame, path, settings,
-        max_length=64, model_id="tiny_random", config_hash="test",
+        max_length=64, model_id="tiny_random", config_hash="test", seed=0,
     )  # fmt: skip
     examples = tokenize_examples(tokenizer, load_task("mrpc"), frame, 64)
     return AttentionStore(path, expect_model="tiny_random"), models, examples

@@ -165,5 +165,5 @@ def test_the_finetune_stage_removes_its_checkpoints(tmp_path, tokenizer) -> None
         patch.setattr(Checkpoints, "save", save)
         finetune_stage.run(StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True))
     assert saved and saved[0].is_relative_to(tmp_path / "outputs" / "checkpoints")
-    assert not (tmp_path / "outputs" / "checkpoints" / "finetune" / "sst2").exists()
-    assert (tmp_path / "outputs" / "metrics" / "finetune" / "sst2.json").exists()
+    assert not (tmp_path / "outputs" / "checkpoints" / "finetune" / "sst2" / "seed42").exists()
+    assert (tmp_path / "outputs" / "metrics" / "finetune" / "sst2" / "seed42.json").exists()

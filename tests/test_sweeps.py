@@ -55,7 +55,7 @@ def micro_data(tmp_path_factory, shared_data) -> Path:
 def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
     sweep_dir = tmp_path / "sweep"
     tracked = REPO / "outputs" / "metrics" / "finetune"
-    before = {p: p.stat().st_mtime for p in tracked.glob("*.json")} if tracked.exists() else {}
+    before = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
     result = _stage(
         [
             "stages.finetune",
@@ -71,10 +71,10 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     for job, task in enumerate(["mrpc", "rte"]):
         metrics = json.loads(
-            (sweep_dir / str(job) / "metrics/finetune" / f"{task}.json").read_text()
+            (sweep_dir / str(job) / "metrics/finetune" / task / "seed42.json").read_text()
         )
         assert 0.0 <= metrics["finetuned.accuracy"] <= 1.0
         assert metrics["train_rows"] == 64
-        assert (sweep_dir / str(job) / "models" / task / "model.safetensors").exists()
-    after = {p: p.stat().st_mtime for p in tracked.glob("*.json")} if tracked.exists() else {}
+        assert (sweep_dir / str(job) / "models" / task / "seed42/model.safetensors").exists()
+    after = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
     assert after == before  # the DVC-tracked outputs were not touched

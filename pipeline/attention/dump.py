@@ -30,6 +30,7 @@ from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
+from pipeline.data.sampling import evaluation_sample
 
 log = logging.getLogger(__name__)
 
@@ -173,9 +174,12 @@ def dump_task(
     max_length: int,
     model_id: str,
     config_hash: str,
+    seed: int,
 ) -> dict[str, float | int]:
-    """Write every map of each model (variant name -> model, on its device) on the first
-    `settings.num_examples` rows of `frame` into a new store at `path` (the weights; each
+    """Write every map of each model (variant name -> model, on its device) on a sample of
+    `settings.num_examples` rows of `frame` drawn with `seed` (stratified by label,
+    `pipeline.data.sampling.evaluation_sample`; the store keeps their ids) into a new store
+    at `path` (the weights; each
     other measure of `settings.measures` beside it, `measure_path`); return its metrics:
     examples, mean_tokens, file_mib and bytes_vs_raw_float16 (the store's size over the
     raw float16 maps')."""
@@ -184,7 +188,8 @@ def dump_task(
     if len(set(shapes.values())) > 1:
         raise PipelineError(f"the {task.name} models differ in shape {shapes}; re-run finetune")
     num_layers, num_heads = next(iter(shapes.values()))
-    examples = tokenize_examples(tokenizer, task, frame.head(settings.num_examples), max_length)
+    sample = evaluation_sample(frame, task, settings.num_examples, seed)
+    examples = tokenize_examples(tokenizer, task, sample, max_length)
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:
         writers = {

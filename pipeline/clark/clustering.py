@@ -7,6 +7,16 @@ distributions, summed over every token (query) of every example:
 
 on maps smoothed as for the entropy (pipeline.clark.entropy.smooth). Heads are embedded in
 2-D by metric MDS of D (scikit-learn) and labelled by their dominant behaviour.
+
+Whether heads of one layer behave alike (the paper's Fig. 6, left) is measured by
+
+    same_layer_margin = (mean D over pairs of heads of different layers
+                         - mean D over pairs of distinct heads of the same layer) / tokens,
+
+with D summed over the examples and `tokens` the query tokens it sums over (nats per token;
+> 0: heads of one layer are closer to each other than to heads of other layers). Both
+means are linear in D, so each example contributes its own pair means and token count, and
+the margin is bootstrapped over examples.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import pandas as pd
 from sklearn.manifold import MDS
 
 from pipeline.clark.entropy import smooth
+from pipeline.core.stats import Interval, bootstrap_interval
 
 BEHAVIOURS = ("previous", "next", "cls", "sep", "punct", "broad", "other")
 
@@ -35,6 +46,29 @@ def js_divergence_sum(maps: np.ndarray) -> np.ndarray:
         divergence = _entropy(mixture) - (own[a] + own[a:]) / 2  # [K - a, n]
         out[a, a:] = out[a:, a] = divergence.sum(-1)
     return out.clip(min=0)
+
+
+def layer_pair_means(distances: np.ndarray, num_layers: int, num_heads: int) -> np.ndarray:
+    """Mean distance over pairs of distinct heads of the same layer and over pairs of heads
+    of different layers: distances [K, K] (K = L * H, heads in (layer, head) order) -> [2]."""
+    layer = np.repeat(np.arange(num_layers), num_heads)  # [K]
+    same = layer[:, None] == layer[None]  # [K, K]
+    distinct = ~np.eye(len(layer), dtype=bool)
+    return np.array([distances[same & distinct].mean(), distances[~same].mean()])
+
+
+def same_layer_margin(
+    pair_means: np.ndarray, tokens: np.ndarray, resamples: int, seed: int
+) -> Interval:
+    """The margin (module docstring) from each example's `layer_pair_means` [E, 2] and
+    query tokens [E], with its 95% interval bootstrapped over the examples."""
+    return bootstrap_interval(
+        lambda means, counts: (means[:, 1].sum() - means[:, 0].sum()) / counts.sum(),
+        pair_means,
+        tokens,
+        n_resamples=resamples,
+        seed=seed,
+    )
 
 
 def embed(distances: np.ndarray, seed: int) -> np.ndarray:

@@ -131,10 +131,9 @@ def name_scores(maps: torch.Tensor, item: EncodedGap) -> torch.Tensor:
     return torch.stack([to_words[..., torch.as_tensor(w)].amax(-1) for w in item.names])
 
 
-def head_accuracy(scores: Sequence[torch.Tensor], answers: Sequence[int]) -> np.ndarray:
-    """Fraction of examples whose correct name scores strictly higher, per head: [L, H]."""
+def head_correct(scores: Sequence[torch.Tensor], answers: Sequence[int]) -> np.ndarray:
+    """Whether the correct name scores strictly higher, per example and head: bool [E, L, H]."""
     stacked = torch.stack(list(scores))  # [E, 2, L, H]
     answer = torch.as_tensor(answers)[:, None, None]  # [E, 1, 1]
     right = stacked[:, 0] > stacked[:, 1]  # A wins
-    right = torch.where(answer == 0, right, stacked[:, 1] > stacked[:, 0])
-    return right.double().mean(0).numpy()
+    return torch.where(answer == 0, right, stacked[:, 1] > stacked[:, 0]).numpy()

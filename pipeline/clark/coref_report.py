@@ -2,7 +2,9 @@
 
 Every head is scored on two splits by how often the pronoun attends more to its antecedent
 than to the other name (pipeline.clark.coref); the best head is chosen on the first split
-and reported on the second, against the nearest-name baseline.
+and reported on the second, against the nearest-name baseline. The report split's
+accuracies and the head's paired difference from the baseline carry 95% intervals
+bootstrapped over its examples.
 """
 
 from __future__ import annotations
@@ -19,23 +21,33 @@ from pipeline.attention.capture import stream_maps
 from pipeline.clark.coref import (
     GapExample,
     encode_gap,
-    head_accuracy,
+    head_correct,
     name_scores,
     nearest_candidate,
 )
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import head_name
+from pipeline.core.stats import Interval, bootstrap_interval
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class SplitScores:
-    """One split: each head's accuracy, the nearest-name baseline's, and examples used."""
+    """One split, on the examples whose pronoun and names fit in max_length pieces: whether
+    each head, and the nearest-name baseline, picks the right name."""
 
-    heads: np.ndarray  # float [L, H]
-    nearest: float
-    examples: int  # examples whose pronoun and names fit in max_length pieces
+    correct: np.ndarray  # bool [E, L, H]
+    nearest_correct: np.ndarray  # bool [E]
+
+    @property
+    def heads(self) -> np.ndarray:
+        """Each head's accuracy: float [L, H]."""
+        return self.correct.mean(0)
+
+    @property
+    def examples(self) -> int:
+        return len(self.nearest_correct)
 
 
 @dataclass(frozen=True)
@@ -43,8 +55,8 @@ class CorefReport:
     """The heads table (0-based `layer` and `head`, numbered from 1 when written) and metrics
     ready to write (heads in them named from 1)."""
 
-    heads: pd.DataFrame  # layer, head, select_accuracy, report_accuracy
-    nearest_accuracy: float  # the nearest-name baseline on the report split
+    heads: pd.DataFrame  # layer, head, select_accuracy, report_accuracy (+ _ci_low, _ci_high)
+    comparison: dict[str, Interval]  # the best head and the nearest-name baseline, on report
     metrics: dict[str, float | int | str]
     select_examples: int
     report_examples: int
@@ -77,12 +89,26 @@ def score_split(
     for position, maps in stream:
         scores[position] = name_scores(maps, encoded[kept[position]])  # [2, L, H]
     answers = [examples[i].answer for i in kept]
-    accuracy = head_accuracy([scores[p] for p in range(len(kept))], answers)  # [L, H]
-    nearest = float(np.mean([nearest_candidate(examples[i]) == examples[i].answer for i in kept]))
+    correct = head_correct([scores[p] for p in range(len(kept))], answers)  # [E, L, H]
+    nearest = np.array([nearest_candidate(examples[i]) == examples[i].answer for i in kept])
     log.info(
         "GAP %s: %d of %d examples fit in %d pieces", role, len(kept), len(examples), max_length
     )
-    return SplitScores(accuracy, nearest, len(kept))
+    return SplitScores(correct, nearest)
+
+
+def best_against_nearest(
+    held_out: SplitScores, layer: int, head: int, resamples: int, seed: int
+) -> list[Interval]:
+    """Accuracy of head (layer, head), of the nearest-name baseline and their difference on
+    the same examples, each with its 95% interval bootstrapped over the examples."""
+    return bootstrap_interval(
+        lambda mine, nearest: np.array([mine.mean(), nearest.mean(), mine.mean() - nearest.mean()]),
+        held_out.correct[:, layer, head],
+        held_out.nearest_correct,
+        n_resamples=resamples,
+        seed=seed,
+    )
 
 
 def analyse_coref(
@@ -92,28 +118,51 @@ def analyse_coref(
     report: Sequence[GapExample],
     max_length: int,
     batch_size: int,
+    bootstrap_resamples: int = 1000,
+    seed: int = 0,
 ) -> CorefReport:
-    """The best head of an engine-attached `model` chosen on `select`, reported on `report`."""
+    """The best head of an engine-attached `model` chosen on `select`, reported on `report`
+    with intervals bootstrapped over its examples (`bootstrap_resamples`, seeded by `seed`)."""
     chosen = score_split(model, tokenizer, select, max_length, batch_size, "select")
     held_out = score_split(model, tokenizer, report, max_length, batch_size, "report")
+    if held_out.examples < 2:
+        raise PipelineError(
+            f"only {held_out.examples} GAP report example fits in {max_length} pieces; an "
+            "interval needs two or more: raise clark_coref.report_examples or max_length"
+        )
     layer, head = np.unravel_index(chosen.heads.argmax(), chosen.heads.shape)
     layers, heads = np.indices(chosen.heads.shape).reshape(2, -1)
+    every_head = bootstrap_interval(
+        lambda correct: correct.mean(0),
+        held_out.correct.reshape(held_out.examples, -1),  # [E, L * H]
+        n_resamples=bootstrap_resamples,
+        seed=seed,
+    )
     table = pd.DataFrame(
         {
             "layer": layers,
             "head": heads,
             "select_accuracy": chosen.heads.reshape(-1),
             "report_accuracy": held_out.heads.reshape(-1),
+            "report_accuracy_ci_low": [interval.low for interval in every_head],
+            "report_accuracy_ci_high": [interval.high for interval in every_head],
         }
     )
-    metrics = {
-        "best_head": head_name(layer, head),
-        "head_accuracy": float(held_out.heads[layer, head]),
-        "head_select_accuracy": float(chosen.heads[layer, head]),
-        "nearest_baseline_accuracy": held_out.nearest,
-        "best_report_head_accuracy": float(held_out.heads.max()),
-        "select_examples": chosen.examples,
-        "report_examples": held_out.examples,
-    }
+    best, nearest, difference = best_against_nearest(
+        held_out, layer, head, bootstrap_resamples, seed
+    )
+    metrics = (
+        {"best_head": head_name(layer, head)}
+        | best.as_dict("head_accuracy")
+        | {"head_select_accuracy": float(chosen.heads[layer, head])}
+        | nearest.as_dict("nearest_baseline_accuracy")
+        | difference.as_dict("head_minus_nearest")
+        | {
+            "best_report_head_accuracy": float(held_out.heads.max()),
+            "select_examples": chosen.examples,
+            "report_examples": held_out.examples,
+        }
+    )
     log.info("clark_coref: %s", metrics)
-    return CorefReport(table, held_out.nearest, metrics, chosen.examples, held_out.examples)
+    comparison = {f"best head {head_name(layer, head)}": best, "nearest name": nearest}
+    return CorefReport(table, comparison, metrics, chosen.examples, held_out.examples)

@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # figures are files; no display is needed
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -18,6 +19,7 @@ from pipeline.clark.attend import TARGETS
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.syntax import ALL
 from pipeline.core.heads import head_name, layer_name, numbered_from_one
+from pipeline.core.stats import Interval
 
 TARGET_TITLES = {
     "cls": "[CLS]",
@@ -99,33 +101,59 @@ def head_clusters(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
+def _error_bars(table: pd.DataFrame, column: str) -> np.ndarray:
+    """Whisker lengths [2, N] below and above `column` from its `_ci_low`/`_ci_high` columns."""
+    return np.stack(
+        [table[column] - table[f"{column}_ci_low"], table[f"{column}_ci_high"] - table[column]]
+    )
+
+
 def relation_heads(table: pd.DataFrame) -> plt.Figure:
-    """Best head vs best fixed offset per relation, on the report split (Clark et al. Table 2)."""
-    long = table.melt(
-        id_vars="relation",
-        value_vars=["head_accuracy", "offset_accuracy"],
-        var_name="predictor",
-        value_name="accuracy",
-    ).replace({"head_accuracy": "best attention head", "offset_accuracy": "best fixed offset"})
+    """Best head vs best fixed offset per relation, on the report split (Clark et al. Table 2),
+    with the 95% interval of each accuracy as whiskers."""
     figure, ax = plt.subplots(figsize=(max(6, 0.45 * len(table)), 4))
-    sns.barplot(data=long, x="relation", y="accuracy", hue="predictor", ax=ax)
+    positions = np.arange(len(table))
+    width = 0.4
+    for shift, column, label in (
+        (-width / 2, "head_accuracy", "best attention head"),
+        (width / 2, "offset_accuracy", "best fixed offset"),
+    ):
+        ax.bar(
+            positions + shift,
+            table[column],
+            width,
+            yerr=_error_bars(table, column),
+            capsize=2,
+            label=label,
+            error_kw={"lw": 0.8},
+        )
     ax.set_ylim(0, 1)
-    ax.set_xlabel("")
-    ax.tick_params(axis="x", rotation=60)
+    ax.set_ylabel("accuracy")
     labels = [f"{row.relation}\n{head_name(row.layer, row.head)}" for row in table.itertuples()]
-    ax.set_xticks(range(len(labels)), labels, fontsize=7)
-    ax.set_title(f"Dependency relations: best head vs best offset; last: {ALL}")
+    ax.set_xticks(positions, labels, fontsize=7, rotation=60)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Dependency relations: best head vs best offset (95% CI); last: {ALL}")
     figure.tight_layout()
     return figure
 
 
-def coref_heads(table: pd.DataFrame, baseline: float) -> plt.Figure:
-    """Per-head antecedent accuracy on the report split, as a layer x head heatmap."""
+def coref_heads(table: pd.DataFrame, comparison: dict[str, Interval]) -> plt.Figure:
+    """Per-head antecedent accuracy on the report split, as a layer x head heatmap, beside
+    the best head against the nearest-name baseline with 95% intervals as whiskers."""
     grid = numbered_from_one(table).pivot_table(
         index="layer", columns="head", values="report_accuracy"
     )
-    figure, ax = plt.subplots(figsize=(8, 0.45 * len(grid) + 1.5))
+    figure, (ax, bars) = plt.subplots(
+        1, 2, figsize=(11, 0.45 * len(grid) + 2), gridspec_kw={"width_ratios": [4, 1]}
+    )
     sns.heatmap(grid, ax=ax, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 6})
-    ax.set_title(f"GAP: pronoun attends most to the correct name (nearest name: {baseline:.2f})")
+    ax.set_title("GAP: share of pronouns attending most to the correct name, per head")
+    names, found = list(comparison), list(comparison.values())
+    estimates = np.array([interval.estimate for interval in found])
+    whiskers = np.array([[i.estimate - i.low for i in found], [i.high - i.estimate for i in found]])
+    bars.bar(range(len(names)), estimates, yerr=whiskers, capsize=4, color=["C0", "C7"])
+    bars.set_xticks(range(len(names)), names, fontsize=7, rotation=30)
+    bars.set_ylim(0, 1)
+    bars.set_title("accuracy (95% CI)", fontsize=9)
     figure.tight_layout()
     return figure

@@ -2,8 +2,9 @@
 
 One pass over the stored maps feeds three running sums: each head's attention to each
 target (`attend`), its entropy (`entropy`) and the Jensen-Shannon distances between heads
-(`clustering`). From them come the tables the stage writes, the MDS embedding with the
-heads' behaviour labels, and the headline numbers.
+(`clustering`), and each example's same- and different-layer distance means. From them
+come the tables the stage writes, the MDS embedding with the heads' behaviour labels, and
+the headline numbers, among them `same_layer_margin` with its interval over examples.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from tqdm import tqdm
 from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.clark.attend import TargetAttention
-from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
+from pipeline.clark.clustering import (
+    behaviours,
+    embed,
+    js_divergence_sum,
+    layer_pair_means,
+    same_layer_margin,
+)
 from pipeline.clark.entropy import HeadEntropy
 from pipeline.core.heads import head_name, numbered_from_one
 
@@ -65,12 +72,15 @@ def analyse_heads(
     punctuation: Sequence[str],
     behaviour: Mapping[str, float],
     measure: str = "weights",
+    bootstrap_resamples: int = 1000,
 ) -> HeadsReport:
     """Where the heads of `variant` attend on the first `num_examples` stored examples of
     `task` (all when None). `seed` seeds the MDS; `behaviour` holds the `focus` and `broad`
     thresholds of the behaviour labels (pipeline.clark.clustering.behaviours). The settings
     after `seed` are the keys of the `clark_heads` config group; `measure` reads the maps as
-    weights, value-weighted norms or rollout (pipeline.attention.measured)."""
+    weights, value-weighted norms or rollout (pipeline.attention.measured);
+    `bootstrap_resamples` sets the interval of `same_layer_margin` (left out when a layer
+    has one head, the model one layer, or the store one example)."""
     store = measured_store(store, measure)
     num_layers, num_heads = store.shape
     examples = store.example_ids(variant, task)[:num_examples]
@@ -78,18 +88,28 @@ def analyse_heads(
     targets = TargetAttention(num_layers, num_heads, punctuation)
     entropy = HeadEntropy(num_layers, num_heads)
     distances = np.zeros((num_layers * num_heads,) * 2)  # [K, K], K = L * H heads
+    pair_means, lengths = [], []  # per example: [2] same- and different-layer means; n
     maps_iter = store.iter_maps(variant, task, examples=examples)
     for example_id, maps in tqdm(maps_iter, total=len(examples), desc=f"clark heads {task}"):
         info = tokens[example_id]
         targets.add(maps, info.tokens, info.word_ids)  # maps [L, H, n, n]
         entropy.add(maps)
-        distances += js_divergence_sum(maps.reshape(-1, *maps.shape[-2:]))
+        example_distances = js_divergence_sum(maps.reshape(-1, *maps.shape[-2:]))  # [K, K]
+        distances += example_distances
+        if num_heads > 1 and num_layers > 1:
+            pair_means.append(layer_pair_means(example_distances, num_layers, num_heads))
+            lengths.append(maps.shape[-1])
 
     target_table, entropy_table = targets.table(), entropy.table()
     points = embed(distances, seed=seed)  # [K, 2], heads in (layer, head) order
     labels = behaviours(target_table, entropy_table, **behaviour)
     names = [head_name(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     metrics = headline(target_table, entropy_table) | {"examples": len(examples)}
+    if len(pair_means) > 1:  # an interval needs two or more examples
+        margin = same_layer_margin(
+            np.stack(pair_means), np.asarray(lengths), bootstrap_resamples, seed
+        )
+        metrics |= margin.as_dict("same_layer_margin")
     log.info("clark_heads %s: %s", task, metrics)
     return HeadsReport(
         targets=target_table,

@@ -8,6 +8,8 @@ where α^k_ij is head k's attention from word i to word j (word maps, `pipeline.
 and k runs over every head of every layer. Candidates are the words and ROOT (the [CLS]
 position); the only parameters are w and u, trained with cross-entropy. Predictions are the
 argmax candidate per word (no tree decoding); UAS leaves punctuation out, as the paper does.
+Its baseline is the right-branching parse (every word's head is the next word, the last
+word is the root), scored on the same words.
 
 The attention-and-words variant makes the weights depend on the two words' static vectors
 v (GloVe): w_k becomes w_k + W_k,:(v_i ⊕ v_j) and u_k becomes u_k + U_k,:(v_i ⊕ v_j), the
@@ -108,11 +110,15 @@ def _collate(examples: Sequence[ProbeExample]) -> tuple[torch.Tensor | None, ...
     return features, valid, heads, scored, vectors
 
 
-def _batches(examples: Sequence[ProbeExample], batch_size: int, seed: int) -> list[tuple]:
-    """Padded batches of sentences of similar length (little padding)."""
+def _chunks(examples: Sequence[ProbeExample], batch_size: int, seed: int) -> list[list[int]]:
+    """Indices of batches of sentences of similar length (little padding)."""
     order = length_grouped_order([e.features.shape[-1] for e in examples], batch_size, seed)
-    chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    return [_collate([examples[i] for i in chunk]) for chunk in chunks]
+    return [list(order[i : i + batch_size]) for i in range(0, len(order), batch_size)]
+
+
+def _batches(examples: Sequence[ProbeExample], batch_size: int, seed: int) -> list[tuple]:
+    """Padded batches of sentences of similar length."""
+    return [_collate([examples[i] for i in chunk]) for chunk in _chunks(examples, batch_size, seed)]
 
 
 def train_probe(
@@ -144,11 +150,39 @@ def train_probe(
 
 
 @torch.no_grad()
+def sentence_hits(
+    probe: AttentionProbe, examples: Sequence[ProbeExample], batch_size: int
+) -> np.ndarray:
+    """Per sentence, in the order of `examples`: the scored words (punctuation left out)
+    whose argmax head is right, and the scored words: int [S, 2]."""
+    hits = np.zeros((len(examples), 2), dtype=np.int64)
+    for chunk in _chunks(examples, batch_size, seed=0):
+        features, valid, heads, scored, vectors = _collate([examples[i] for i in chunk])
+        predicted = probe(features.float(), valid, vectors).argmax(-1)  # [B, n]
+        hits[chunk, 0] = ((predicted == heads) & scored).sum(-1).numpy()
+        hits[chunk, 1] = scored.sum(-1).numpy()
+    return hits
+
+
+def right_branching_hits(examples: Sequence[ProbeExample]) -> np.ndarray:
+    """The right-branching baseline's hits per sentence, as `sentence_hits`: int [S, 2].
+    Every word's head is the next word; the last word, which has none, is the root."""
+    hits = np.zeros((len(examples), 2), dtype=np.int64)
+    for s, example in enumerate(examples):
+        predicted = torch.arange(2, len(example.heads) + 2)  # candidate of the next word
+        predicted[-1] = 0  # ROOT
+        hits[s] = (
+            int(((predicted == example.heads) & example.scored).sum()),
+            int(example.scored.sum()),
+        )
+    return hits
+
+
+def uas(hits: np.ndarray) -> float:
+    """Unlabelled attachment score of per-sentence hits int [S, 2] (right, scored)."""
+    return float(hits[:, 0].sum() / max(hits[:, 1].sum(), 1))
+
+
 def probe_uas(probe: AttentionProbe, examples: Sequence[ProbeExample], batch_size: int) -> float:
     """Unlabelled attachment score of the argmax head, punctuation left out."""
-    correct = total = 0
-    for features, valid, heads, scored, vectors in _batches(examples, batch_size, seed=0):
-        predicted = probe(features.float(), valid, vectors).argmax(-1)  # [B, n]
-        correct += int((predicted == heads)[scored].sum())
-        total += int(scored.sum())
-    return correct / max(total, 1)
+    return uas(sentence_hits(probe, examples, batch_size))

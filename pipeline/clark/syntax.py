@@ -6,7 +6,9 @@ direction `head->dep` the dependent's column is (argmax_i A[i, j]: the word that
 most to it). Attention to the word itself and to [CLS]/[SEP] is ignored, and root arcs are
 left out (their head is no word). A relation's best head is chosen on one split and its
 accuracy reported on another, against the best fixed-offset baseline (the head is always
-`offset` words from the dependent) chosen the same way.
+`offset` words from the dependent) chosen the same way. Outcomes are kept per arc and
+sentence, so the report split's accuracies can be bootstrapped over sentences (arcs of one
+sentence stay together) with the head and the offset paired on the same arcs.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ def offset_heads(length: int, offsets: Sequence[int]) -> np.ndarray:
 
 
 @dataclass
-class HeadCounts:
-    """Correct predictions per relation, for every head in both directions and every offset."""
+class ArcOutcomes:
+    """Whether every head (both directions) and every offset finds the gold head of each arc,
+    kept per arc with its sentence so that sentences can be resampled."""
 
     relations: list[str]
     offsets: list[int]
@@ -49,14 +52,12 @@ class HeadCounts:
     num_heads: int
 
     def __post_init__(self) -> None:
-        r, o = len(self.relations), len(self.offsets)
         self.index = {name: i for i, name in enumerate(self.relations)}
-        self.heads = np.zeros((r, 2, self.num_layers, self.num_heads), dtype=np.int64)
-        self.offset = np.zeros((r, o), dtype=np.int64)
-        self.total = np.zeros(r, dtype=np.int64)
+        self.sentences = 0  # sentences added, with or without arcs
+        self._rows: list[tuple[np.ndarray, ...]] = []  # per sentence: sentence, relation, hits
 
     def add(self, sentence: Sentence, maps: torch.Tensor) -> None:
-        """Count one sentence given its word maps [L, H, w + 2, w + 2]."""
+        """Score one sentence given its word maps [L, H, w + 2, w + 2]."""
         arcs = [
             j
             for j, (head, relation) in enumerate(
@@ -64,25 +65,46 @@ class HeadCounts:
             )
             if head != 0 and relation in self.index
         ]
+        number, self.sentences = self.sentences, self.sentences + 1
         if not arcs:
             return
         gold = np.asarray(sentence.heads)[arcs]  # [a]
-        rel = np.asarray([self.index[sentence.relations[j]] for j in arcs])  # [a]
+        relation = np.asarray([self.index[sentence.relations[j]] for j in arcs])  # [a]
         heads = predict_heads(maps)[..., arcs] == gold  # [2, L, H, a]
         offsets = offset_heads(len(sentence), self.offsets)[:, arcs] == gold  # [O, a]
-        np.add.at(self.heads, rel, np.moveaxis(heads, -1, 0))
-        np.add.at(self.offset, rel, offsets.T)
-        np.add.at(self.total, rel, 1)
+        self._rows.append(
+            (np.full(len(arcs), number), relation, np.moveaxis(heads, -1, 0), offsets.T)
+        )
+
+    def arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every arc: sentence int [A], relation int [A], head hits bool [A, 2, L, H] and
+        offset hits bool [A, O]."""
+        if not self._rows:
+            shape = (2, self.num_layers, self.num_heads)
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros((0, *shape), bool), np.zeros((0, len(self.offsets)), bool)
+        return tuple(np.concatenate(column) for column in zip(*self._rows, strict=True))
+
+    @property
+    def total(self) -> np.ndarray:
+        """Arcs per relation: int [R]."""
+        return np.bincount(self.arcs()[1], minlength=len(self.relations))
 
     def accuracy(self) -> tuple[np.ndarray, np.ndarray]:
         """Accuracies per relation, with an ALL row last: heads [R+1, 2, L, H], offsets [R+1, O]."""
-        heads = np.concatenate([self.heads, self.heads.sum(0, keepdims=True)])
-        offset = np.concatenate([self.offset, self.offset.sum(0, keepdims=True)])
-        total = np.append(self.total, self.total.sum()).clip(min=1)
+        _, relation, head_hits, offset_hits = self.arcs()
+        r = len(self.relations)
+        heads = np.zeros((r, *head_hits.shape[1:]))
+        offset = np.zeros((r, offset_hits.shape[1]))
+        np.add.at(heads, relation, head_hits)
+        np.add.at(offset, relation, offset_hits)
+        heads = np.concatenate([heads, heads.sum(0, keepdims=True)])
+        offset = np.concatenate([offset, offset.sum(0, keepdims=True)])
+        total = np.append(self.total, len(relation)).clip(min=1)
         return heads / total[:, None, None, None], offset / total[:, None]
 
 
-def select_and_report(select: HeadCounts, report: HeadCounts, min_count: int) -> pd.DataFrame:
+def select_and_report(select: ArcOutcomes, report: ArcOutcomes, min_count: int) -> pd.DataFrame:
     """Per relation (and ALL): the best head and offset chosen on `select`, scored on `report`.
 
     Relations with fewer than `min_count` arcs in either split are left out of the table
@@ -115,3 +137,24 @@ def select_and_report(select: HeadCounts, report: HeadCounts, min_count: int) ->
     table = pd.DataFrame(rows)
     order = table["relation"].eq(ALL)
     return pd.concat([table[~order].sort_values("count", ascending=False), table[order]])
+
+
+def hits_per_sentence(table: pd.DataFrame, report: ArcOutcomes) -> tuple[np.ndarray, ...]:
+    """For each row of `table` (a relation, or ALL, with its chosen head and offset), per
+    report sentence: arcs, hits of the chosen head and hits of the chosen offset, each
+    int [S, T] for S sentences and T rows."""
+    sentence, relation, head_hits, offset_hits = report.arcs()
+    shape = (report.sentences, len(table))
+    arcs, heads, offsets = np.zeros(shape, int), np.zeros(shape, int), np.zeros(shape, int)
+    for t, row in enumerate(table.itertuples()):
+        mine = (
+            np.ones(len(relation), bool)
+            if row.relation == ALL
+            else relation == report.index[row.relation]
+        )
+        direction = DIRECTIONS.index(row.direction)
+        np.add.at(arcs[:, t], sentence[mine], 1)
+        np.add.at(heads[:, t], sentence[mine], head_hits[mine, direction, row.layer, row.head])
+        column = report.offsets.index(row.offset)
+        np.add.at(offsets[:, t], sentence[mine], offset_hits[mine, column])
+    return arcs, heads, offsets

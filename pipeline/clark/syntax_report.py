@@ -4,7 +4,9 @@
 Each sentence of both splits is encoded alone (one segment) and its word maps are streamed
 once; they feed the per-relation counts (pipeline.clark.syntax) and the probe's examples
 (pipeline.clark.probe), with word vectors too when `probe.word_vectors` names a source of
-them. Heads and offsets are chosen, and probes trained, on train; all are reported on dev.
+them. Heads and offsets are chosen, and probes trained, on train; all are reported on dev,
+against the best offset and the right-branching parse, with 95% intervals bootstrapped over
+dev sentences (paired where two predictors share the dev arcs).
 """
 
 from __future__ import annotations
@@ -13,18 +15,28 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from omegaconf import DictConfig
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.engine import model_shape
-from pipeline.clark.probe import ProbeExample, probe_example, probe_uas, train_probe
+from pipeline.clark.probe import (
+    ProbeExample,
+    probe_example,
+    probe_uas,
+    right_branching_hits,
+    sentence_hits,
+    train_probe,
+    uas,
+)
 from pipeline.clark.stream import stream_word_maps
-from pipeline.clark.syntax import ALL, HeadCounts, select_and_report
+from pipeline.clark.syntax import ALL, ArcOutcomes, hits_per_sentence, select_and_report
 from pipeline.clark.ud import Sentence
 from pipeline.clark.vectors import WordVectors
+from pipeline.core.errors import PipelineError
 from pipeline.core.heads import head_name
-from pipeline.core.stats import binomial_interval
+from pipeline.core.stats import bootstrap_interval
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +54,9 @@ class SyntaxReport:
 
 @dataclass(frozen=True)
 class SplitEvidence:
-    """What one split's word maps give: relation counts and probe examples."""
+    """What one split's word maps give: per-arc outcomes and probe examples."""
 
-    counts: HeadCounts
+    counts: ArcOutcomes
     probe: list[ProbeExample]  # attention only
     probe_words: list[ProbeExample]  # attention and word vectors (empty without vectors)
 
@@ -62,7 +74,7 @@ def gather_split(
     """Stream the word maps of `sentences` into relation counts and probe examples."""
     layers, heads = model_shape(model)
     heads = 1 if ud.measure == "rollout" else heads  # rollout: one map per layer
-    counts = HeadCounts(relations, offsets, layers, heads)
+    counts = ArcOutcomes(relations, offsets, layers, heads)
     probe, probe_words = [], []
     words = [s.words for s in sentences]
     for index, maps in stream_word_maps(
@@ -95,47 +107,69 @@ def probe_scores(
     dev: Sequence[ProbeExample],
     probe: DictConfig,
     seed: int,
+    baseline: np.ndarray,
+    resamples: int,
 ) -> dict[str, float]:
-    """`<name>_uas` on dev and `<name>_train_uas` of a probe trained on `train` (none
-    without training examples)."""
+    """`<name>_uas` on dev and `<name>_minus_right_branching` (the paired difference from the
+    right-branching baseline's hits per dev sentence `baseline`, int [S, 2]), each with its
+    95% interval bootstrapped over dev sentences, and `<name>_train_uas` of a probe trained
+    on `train` (none without training examples)."""
     if not train:
         return {}
     fitted = train_probe(train, probe.epochs, probe.batch_size, probe.learning_rate, seed)
-    return {
-        f"{name}_uas": probe_uas(fitted, dev, probe.batch_size),
-        f"{name}_train_uas": probe_uas(fitted, train, probe.batch_size),
-    }
+    hits = sentence_hits(fitted, dev, probe.batch_size)  # [S, 2]
+    found = bootstrap_interval(
+        lambda mine, base: np.array([uas(mine), uas(mine) - uas(base)]),
+        hits,
+        baseline,
+        n_resamples=resamples,
+        seed=seed,
+    )
+    return (
+        found[0].as_dict(f"{name}_uas")
+        | found[1].as_dict(f"{name}_minus_right_branching")
+        | {f"{name}_train_uas": probe_uas(fitted, train, probe.batch_size)}
+    )
 
 
-def with_intervals(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with the exact binomial (Clopper-Pearson) 95% interval of each relation's
-    head and offset accuracy over its `count` dev arcs: `head_ci_low`, `head_ci_high`,
-    `offset_ci_low`, `offset_ci_high`. Arcs of one sentence are treated as independent, so
-    the intervals are somewhat narrow."""
+INTERVAL_COLUMNS = ("head_accuracy", "offset_accuracy", "head_minus_offset")
+
+
+def with_intervals(
+    table: pd.DataFrame, report: ArcOutcomes, resamples: int, seed: int
+) -> pd.DataFrame:
+    """`table` with `head_minus_offset` (head accuracy - offset accuracy on the same arcs)
+    and 95% percentile intervals of it and of both accuracies (`<column>_ci_low`,
+    `<column>_ci_high`), bootstrapped over the report split's sentences: the arcs of one
+    sentence are resampled together, and the head and offset stay paired on them."""
+    arcs, heads, offsets = hits_per_sentence(table, report)  # int [S, T] each
+
+    def accuracies(arcs: np.ndarray, heads: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        right = np.concatenate([heads.sum(0), offsets.sum(0), (heads - offsets).sum(0)])  # [3T]
+        with np.errstate(invalid="ignore", divide="ignore"):  # a relation absent: NaN
+            return right / np.tile(arcs.sum(0), 3)
+
+    found = bootstrap_interval(accuracies, arcs, heads, offsets, n_resamples=resamples, seed=seed)
     columns = {}
-    for kind in ("head", "offset"):
-        found = [
-            binomial_interval(round(accuracy * count), count)
-            for accuracy, count in zip(table[f"{kind}_accuracy"], table["count"], strict=True)
-        ]
-        columns[f"{kind}_ci_low"] = [interval.low for interval in found]
-        columns[f"{kind}_ci_high"] = [interval.high for interval in found]
+    for k, name in enumerate(INTERVAL_COLUMNS):
+        part = found[k * len(table) : (k + 1) * len(table)]
+        columns[name] = [interval.estimate for interval in part]
+        columns[f"{name}_ci_low"] = [interval.low for interval in part]
+        columns[f"{name}_ci_high"] = [interval.high for interval in part]
     return table.assign(**columns)
 
 
 def relation_metrics(table: pd.DataFrame) -> dict[str, float | str]:
-    """Each relation's head and offset accuracy, and the best head for all relations."""
+    """Per relation (and `all_relations`): head and offset accuracy and their difference,
+    each with its interval; and the best head for all relations."""
     metrics: dict[str, float | str] = {
-        f"{row.relation.replace(' ', '_')}_{kind}_accuracy": float(getattr(row, f"{kind}_accuracy"))
-        for row in table.itertuples()
-        for kind in ("head", "offset")
+        f"{row['relation'].replace(' ', '_')}_{name}{suffix}": float(row[f"{name}{suffix}"])
+        for _, row in table.iterrows()
+        for name in INTERVAL_COLUMNS
+        for suffix in ("", "_ci_low", "_ci_high")
     }
     overall = table[table["relation"] == ALL].iloc[0]
     metrics["all_relations_best_head"] = head_name(overall["layer"], overall["head"])
-    for kind in ("head", "offset"):
-        for bound in ("low", "high"):
-            key = f"{kind}_ci_{bound}"
-            metrics[f"all_relations_{kind}_accuracy_ci_{bound}"] = float(overall[key])
     return metrics
 
 
@@ -147,11 +181,13 @@ def analyse_syntax(
     ud: DictConfig,
     probe: DictConfig,
     seed: int,
+    bootstrap_resamples: int = 1000,
 ) -> SyntaxReport:
     """Relation heads and probes of an engine-attached `model`, chosen on `train` and
     reported on `dev`. `ud` and `probe` are the `clark_syntax` config nodes: `ud` gives
     batch_size, max_length, max_offset and min_count; `probe` epochs, batch_size,
-    learning_rate and word_vectors (None: no attention-and-words probe)."""
+    learning_rate and word_vectors (None: no attention-and-words probe). Intervals are
+    bootstrapped over dev sentences with `bootstrap_resamples` resamples seeded by `seed`."""
     sentences = [*train, *dev]
     relations = sorted({relation for s in sentences for relation in s.relations})
     offsets = [o for o in range(-ud.max_offset, ud.max_offset + 1) if o != 0]
@@ -160,10 +196,25 @@ def analyse_syntax(
         vectors = WordVectors(probe.word_vectors, {word for s in sentences for word in s.words})
     selected = gather_split(model, tokenizer, train, relations, offsets, ud, vectors, "train")
     reported = gather_split(model, tokenizer, dev, relations, offsets, ud, vectors, "dev")
-    table = with_intervals(select_and_report(selected.counts, reported.counts, ud.min_count))
+    if len(reported.probe) < 2:
+        raise PipelineError(
+            f"only {len(reported.probe)} UD dev sentence fits in {ud.max_length} pieces; an "
+            "interval needs two or more: raise clark_syntax.ud.dev_sentences or max_length"
+        )
+    table = select_and_report(selected.counts, reported.counts, ud.min_count)
+    table = with_intervals(table, reported.counts, bootstrap_resamples, seed)
     metrics = relation_metrics(table)
-    metrics |= probe_scores("probe", selected.probe, reported.probe, probe, seed)
-    metrics |= probe_scores("probe_words", selected.probe_words, reported.probe_words, probe, seed)
+    baseline = right_branching_hits(reported.probe)  # [S, 2]
+    metrics |= bootstrap_interval(
+        uas, baseline, n_resamples=bootstrap_resamples, seed=seed
+    ).as_dict("right_branching_uas")
+    for name, train_examples, dev_examples in (
+        ("probe", selected.probe, reported.probe),
+        ("probe_words", selected.probe_words, reported.probe_words),
+    ):
+        metrics |= probe_scores(
+            name, train_examples, dev_examples, probe, seed, baseline, bootstrap_resamples
+        )
     if vectors is not None:
         metrics["word_vector_coverage"] = vectors.coverage
     sizes = {"train_sentences": len(selected.probe), "dev_sentences": len(reported.probe)}

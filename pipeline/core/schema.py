@@ -225,6 +225,7 @@ class AnalyzeConfig:
     token_types: dict[str, TokenTypeRule] = MISSING
     grid: GridConfig = field(default_factory=GridConfig)
     measure: str = "weights"  # maps analysed: weights, norms or rollout (README, Measures)
+    bootstrap_resamples: int = MISSING
 
 
 @dataclass
@@ -236,6 +237,12 @@ class FramenetConfig:
     num_sentences: Optional[int] = MISSING
     batch_size: int = MISSING
     top_heads: int = MISSING
+    bootstrap_resamples: int = MISSING
+
+
+@dataclass
+class Table1Config:
+    bootstrap_resamples: int = MISSING
 
 
 @dataclass
@@ -251,6 +258,7 @@ class ClarkHeadsConfig:
     num_examples: Optional[int] = MISSING
     punctuation: list[str] = MISSING
     behaviour: Behaviour = field(default_factory=Behaviour)
+    bootstrap_resamples: int = MISSING
 
 
 @dataclass
@@ -278,6 +286,7 @@ class ProbeConfig:
 class ClarkSyntaxConfig:
     ud: TreebankConfig = field(default_factory=TreebankConfig)
     probe: ProbeConfig = field(default_factory=ProbeConfig)
+    bootstrap_resamples: int = MISSING
 
 
 @dataclass
@@ -287,6 +296,7 @@ class ClarkCorefConfig:
     report_examples: Optional[int] = MISSING
     max_length: int = MISSING
     batch_size: int = MISSING
+    bootstrap_resamples: int = MISSING
 
 
 @dataclass
@@ -311,13 +321,15 @@ class Config:
     gates: GatesConfig = field(default_factory=GatesConfig)
     analyze: AnalyzeConfig = field(default_factory=AnalyzeConfig)
     framenet: FramenetConfig = field(default_factory=FramenetConfig)
+    table1: Table1Config = field(default_factory=Table1Config)
     clark_heads: ClarkHeadsConfig = field(default_factory=ClarkHeadsConfig)
     clark_syntax: ClarkSyntaxConfig = field(default_factory=ClarkSyntaxConfig)
     clark_coref: ClarkCorefConfig = field(default_factory=ClarkCorefConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     experiment_name: str = MISSING
     tasks: list[str] = MISSING
-    seed: int = 42
+    seed: int = 42  # data samples' seed and the primary fine-tuning seed (must be in seeds)
+    seeds: list[int] = field(default_factory=lambda: [42])  # fine-tuning seeds (README, Seeds)
     device: str = "auto"  # auto, cpu, cuda, cuda:N
     precision: Precision = Precision.auto  # fine-tuning and inference (pipeline/core/precision.py)
 

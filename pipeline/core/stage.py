@@ -1,16 +1,21 @@
 """How a stage runs: under DVC from params.yaml, or as a Hydra app over conf/.
 
-`python -m stages.<name> --dvc [TASK]` is what dvc.yaml calls. The config is params.yaml,
-which DVC composed from conf/ (with any `dvc exp run -S` overrides); a per-task stage gets
-its task spec from conf/task/TASK.yaml; outputs go to the DVC-tracked folders.
+`python -m stages.<name> --dvc [TASK] [--seed SEED]` is what dvc.yaml calls. The config is
+params.yaml, which DVC composed from conf/ (with any `dvc exp run -S` overrides); a per-task
+stage gets its task spec from conf/task/TASK.yaml, a per-(task, seed) stage its fine-tuning
+seed from `--seed` (an item of `seeds`); outputs go to the DVC-tracked folders.
 
 `python -m stages.<name> [overrides] [-m]` is a Hydra app over conf/, multirun included.
 Each job writes under its own Hydra folder and never touches the DVC-tracked outputs; it
-reads its inputs (prepared data, fine-tuned models) from them.
+reads its inputs (prepared data, fine-tuned models) from them. Its fine-tuning seed is `seed`.
+
+`seed` is also the seed of every data sample (so all seeds are scored on the same rows) and
+the primary seed: stages that read one fine-tuned model read the primary seed's.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import re
 import sys
@@ -40,6 +45,17 @@ class StageRun:
     cfg: DictConfig
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
+    seed_item: int | None = None  # `--seed`: the item of `seeds` a per-(task, seed) stage runs
+
+    @property
+    def seed(self) -> int:
+        """The fine-tuning seed: `--seed` under DVC, else `seed` (the primary seed)."""
+        return self.cfg.seed if self.seed_item is None else self.seed_item
+
+    @property
+    def seed_folder(self) -> str:
+        """The folder of this run's fine-tuned model and its results (`seed42`)."""
+        return seed_folder(self.seed)
 
     def out(self, *parts: str) -> Path:
         """A path this run writes."""
@@ -65,6 +81,28 @@ class StageRun:
 
 
 StageFn = Callable[[StageRun], None]
+
+
+def seed_folder(seed: int) -> str:
+    """`seed42`: the folder, under outputs/<kind>/<stage>/<task>/, of one fine-tuning seed."""
+    return f"seed{seed}"
+
+
+def primary_seed_folder(params: Path = Path("params.yaml")) -> str:
+    """The primary seed's folder (`seed42`) of the composed config, for scripts outside DVC."""
+    return seed_folder(int(OmegaConf.load(params).seed))
+
+
+def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
+    """Fail in one line unless `seeds` holds the primary `seed` (and `--seed`, when given)."""
+    seeds = list(cfg.seeds)
+    if cfg.seed not in seeds:
+        raise PipelineError(
+            f"`seeds` {seeds} does not contain the primary `seed` {cfg.seed}; "
+            f"add {cfg.seed} to `seeds` or set `seed` to one of {seeds}"
+        )
+    if seed_item is not None and seed_item not in seeds:
+        raise PipelineError(f"--seed {seed_item} is not in `seeds` {seeds}; add it to `seeds`")
 
 
 def _sweep_values(value: str) -> list[str]:
@@ -115,8 +153,19 @@ def _stage_name() -> str:
     return spec.name.rpartition(".")[2] if spec else Path(sys.argv[0]).stem
 
 
+def _dvc_args(args: list[str]) -> tuple[str | None, int | None]:
+    """`--dvc [TASK] [--seed SEED]` -> (TASK, SEED)."""
+    parser = argparse.ArgumentParser(prog=f"python -m stages.{_stage_name()}")
+    parser.add_argument("--dvc", action="store_true", required=True)
+    parser.add_argument("task", nargs="?")
+    parser.add_argument("--seed", type=int)
+    parsed = parser.parse_args(args)
+    return parsed.task, parsed.seed
+
+
 def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
-    """Run the stage; log its wall time and write it to timings/<stage>[/<task>].json.
+    """Run the stage; log its wall time and write it to
+    timings/<stage>[/<task>[/seed<SEED>]].json.
 
     Timings stay out of the metrics files, so `dvc metrics diff` of two identical runs is empty.
     """
@@ -124,9 +173,16 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     run(stage)
     seconds = round(time.perf_counter() - started, 1)
     name = _stage_name()
-    log.info("%s%s took %.1f s", name, f"@{task}" if task else "", seconds)
-    where = ("timings", name, f"{task}.json") if task else ("timings", f"{name}.json")
-    write_json(stage.out(*where), {"stage": name, "task": task, "seconds": seconds})
+    seeded = stage.seed_item is not None
+    parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
+    log.info("%s took %.1f s", "@".join(parts), seconds)
+    timing = {
+        "stage": name,
+        "task": task,
+        "seconds": seconds,
+        **({"seed": stage.seed} if seeded else {}),
+    }
+    write_json(stage.out("timings", *parts[:-1], f"{parts[-1]}.json"), timing)
 
 
 def _report(error: PipelineError) -> None:
@@ -140,9 +196,11 @@ def stage_main(run: StageFn) -> None:
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
         try:
-            task = args[1] if len(args) > 1 else None
+            task, seed = _dvc_args(args)
             cfg = _load_dvc_config(task)
-            _timed(run, StageRun(cfg=cfg, out_root=Path(cfg.paths.outputs), under_dvc=True), task)
+            check_seeds(cfg, seed)
+            stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
+            _timed(run, stage, task)
         except PipelineError as error:
             _report(error)
         return

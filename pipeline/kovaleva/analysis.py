@@ -6,6 +6,8 @@ and its headline metrics. The tables and metrics number layers and heads from 1 
 as the paper does; the functions they come from (`tables`, `measures`) count from 0.
 `settings.measure` chooses the maps analysed: the weights (the paper), the value-weighted
 norms or the rollout (pipeline/attention/measured.py; rollout: one "head" per layer).
+Every mean over examples carries its 95% percentile bootstrap interval over examples
+(`_ci_low`, `_ci_high`; `settings.bootstrap_resamples` resamples, seeded).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.attention.measured import check_measure, measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.core.heads import head_name, layer_name, numbered_from_one
+from pipeline.core.stats import Interval
 from pipeline.kovaleva.linguistic import (
     SPECIAL_TYPES,
     TypeRule,
@@ -27,7 +30,9 @@ from pipeline.kovaleva.linguistic import (
     parse_rules,
 )
 from pipeline.kovaleva.tables import (
-    cosine_table,
+    CosineSummary,
+    cosine_summary,
+    example_cosines,
     grid_example,
     grid_table,
     shared_examples,
@@ -48,6 +53,7 @@ class AnalyzeSettings:
     grid_variant: str  # Fig. 10's model variant
     grid_max_tokens: int  # Fig. 10's example: the first with at most this many pieces
     measure: str = "weights"  # maps analysed: weights, norms or rollout
+    bootstrap_resamples: int = 1000  # resamples of every 95% interval over examples
 
     @classmethod
     def from_config(cls, node: DictConfig) -> AnalyzeSettings:
@@ -60,6 +66,7 @@ class AnalyzeSettings:
             grid_variant=str(node.grid.variant),
             grid_max_tokens=node.grid.max_tokens,
             measure=node.measure,
+            bootstrap_resamples=node.bootstrap_resamples,
         )
 
 
@@ -69,9 +76,11 @@ class TaskAnalysis:
 
     task: str
     examples: list[int]  # the analysed dev examples, by id
-    cosine: pd.DataFrame  # Fig. 5, per head: layer, head, cosine, examples
-    token_types: pd.DataFrame  # Fig. 6, per variant, type and head: ..., score, examples
-    cls_last_layer: pd.DataFrame  # Fig. 7: the same columns, the last layer only
+    cosine: pd.DataFrame  # Fig. 5, per head: layer, head, cosine (+ CI), examples
+    cosine_layers: pd.DataFrame  # Fig. 5 per layer: layer, cosine (+ CI), examples
+    token_types: pd.DataFrame  # Fig. 6, per variant, type and head: ..., score (+ CI), examples
+    token_type_layers: pd.DataFrame  # Fig. 6 per variant, type and layer (mean over heads)
+    cls_last_layer: pd.DataFrame  # Fig. 7: the columns of token_types, the last layer only
     grid_variant: str
     grid_example: int  # Fig. 10's example id
     grid_tokens: list[str]  # its word pieces
@@ -83,39 +92,46 @@ class TaskAnalysis:
         """The tables by file stem."""
         return {
             "cosine": self.cosine,
+            "cosine_layers": self.cosine_layers,
             "token_types": self.token_types,
+            "token_type_layers": self.token_type_layers,
             "cls_last_layer": self.cls_last_layer,
             "grid_example": self.grid,
         }
 
 
-def analyze_task(store: AttentionStore, task: str, settings: AnalyzeSettings) -> TaskAnalysis:
+def analyze_task(
+    store: AttentionStore, task: str, settings: AnalyzeSettings, *, seed: int = 0
+) -> TaskAnalysis:
     """Figs. 5, 6, 7 and 10 of `task` over the first `settings.num_examples` examples that
-    both variants of `store` hold, on the maps of `settings.measure`."""
+    both variants of `store` hold, on the maps of `settings.measure`; `seed` seeds the
+    bootstrap."""
     store = measured_store(store, settings.measure)
     examples = shared_examples(store, task, settings.num_examples)
-    chunk = settings.chunk_examples
-    cosine = cosine_table(store, task, examples, chunk)
+    chunk, resamples = settings.chunk_examples, settings.bootstrap_resamples
+    cosine = cosine_summary(example_cosines(store, task, examples, chunk), resamples, seed)
 
     infos = {e: store.tokens(task, e) for e in examples}
     log.info("%s: tagging %d examples with spaCy %s", task, len(infos), settings.spacy_model)
     masks = example_type_masks(infos, load_spacy(settings.spacy_model), settings.token_types)
     type_names = [*SPECIAL_TYPES, *settings.token_types]
-    received, cls = token_type_tables(store, task, examples, masks, type_names, chunk)
+    types = token_type_tables(store, task, examples, masks, type_names, chunk, resamples, seed)
 
     example_id = grid_example(infos, settings.grid_max_tokens)
     maps = store.maps(settings.grid_variant, task, examples=[example_id])[example_id]  # [L,H,n,n]
     grid = grid_table(maps, infos[example_id].tokens)
 
-    metrics = headline_metrics(cosine, received, cls)
+    metrics = headline_metrics(cosine, types.received, types.cls)
     metrics["examples"] = len(examples)
     log.info("%s: most changed layer %s", task, metrics["cosine.most_changed_layer"])
     return TaskAnalysis(
         task=task,
         examples=examples,
-        cosine=numbered_from_one(cosine),
-        token_types=numbered_from_one(received),
-        cls_last_layer=numbered_from_one(cls),
+        cosine=numbered_from_one(cosine.heads),
+        cosine_layers=numbered_from_one(cosine.layers),
+        token_types=numbered_from_one(types.received),
+        token_type_layers=numbered_from_one(types.received_layers),
+        cls_last_layer=numbered_from_one(types.cls),
         grid_variant=settings.grid_variant,
         grid_example=example_id,
         grid_tokens=infos[example_id].tokens,
@@ -125,17 +141,23 @@ def analyze_task(store: AttentionStore, task: str, settings: AnalyzeSettings) ->
 
 
 def headline_metrics(
-    cosine: pd.DataFrame, received: pd.DataFrame, cls: pd.DataFrame
+    cosine: CosineSummary, received: pd.DataFrame, cls: pd.DataFrame
 ) -> dict[str, float | int | str]:
-    """Flat metrics of the 0-based tables: mean cosine overall and per layer (`cosine.L1`),
-    the most changed layer, and per table, variant and special token the top head
-    (`received.pretrained.cls.top_head` = "L3-H5") and its score."""
-    by_layer = cosine.groupby("layer")["cosine"].mean()
+    """Flat metrics of the 0-based tables: the mean cosine overall and per layer
+    (`cosine.L1`) and `cosine.last_two_margin` (three layers or more), each with its
+    interval (`_ci_low`, `_ci_high`), the most changed layer, and per table, variant and
+    special token the top head (`received.pretrained.cls.top_head` = "L3-H5") and its
+    score."""
+    layers = cosine.layers.set_index("layer")
     metrics: dict[str, float | int | str] = {
-        "cosine.mean": float(cosine["cosine"].mean()),
-        "cosine.most_changed_layer": layer_name(by_layer.idxmin()),
-        **{f"cosine.{layer_name(layer)}": float(value) for layer, value in by_layer.items()},
+        **cosine.mean.as_dict("cosine.mean"),
+        "cosine.most_changed_layer": layer_name(layers["cosine"].idxmin()),
     }
+    if cosine.margin is not None:
+        metrics.update(cosine.margin.as_dict("cosine.last_two_margin"))
+    for layer, row in layers.iterrows():
+        interval = Interval(*(float(row[c]) for c in ("cosine", "cosine_ci_low", "cosine_ci_high")))
+        metrics.update(interval.as_dict(f"cosine.{layer_name(layer)}"))
     for name, table in (("received", received), ("cls_last_layer", cls)):
         for (variant, kind), part in table.groupby(["variant", "type"], sort=False):
             if kind not in SPECIAL_TYPES:

@@ -7,20 +7,73 @@ numbered from 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display is needed
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from pipeline.kovaleva.analysis import TaskAnalysis
 from pipeline.kovaleva.framenet import FilterRule
 from pipeline.kovaleva.framenet_heads import FrameNetHeads
-from pipeline.kovaleva.table1 import REGIMES
 from pipeline.kovaleva.tables import VARIANTS
 from pipeline.report.figures import Captioned, attention_grid, head_heatmaps, map_panels
+
+
+def whiskers(table: pd.DataFrame, value: str) -> np.ndarray:
+    """Error bar lengths [2, rows] (below, above) of `value` from its `_ci_low`/`_ci_high`."""
+    return np.stack(
+        [table[value] - table[f"{value}_ci_low"], table[f"{value}_ci_high"] - table[value]]
+    )
+
+
+def layer_profiles(
+    table: pd.DataFrame,
+    value: str,
+    hue: str | None = None,
+    facet: str | None = None,
+    ncols: int = 3,
+    title: str | None = None,
+) -> plt.Figure:
+    """Per `facet` value one panel of `value` against `layer`, one line per `hue` value, each
+    point with whiskers to its 95% interval (`<value>_ci_low`, `<value>_ci_high`)."""
+    panels = [None] if facet is None else list(table[facet].drop_duplicates())
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    figure, axes = plt.subplots(
+        nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows), squeeze=False, sharex=True
+    )
+    for ax, name in zip(axes.flat, panels, strict=False):
+        part = table if name is None else table[table[facet] == name]
+        lines = [(None, part)] if hue is None else list(part.groupby(hue, sort=False))
+        for offset, (label, line) in enumerate(lines):
+            shift = 0.08 * (offset - (len(lines) - 1) / 2)  # whiskers side by side
+            ax.errorbar(
+                line["layer"] + shift,
+                line[value],
+                yerr=whiskers(line, value),
+                marker="o",
+                markersize=3,
+                capsize=2,
+                label=label,
+            )
+        ax.set_xticks(sorted(part["layer"].unique()))
+        ax.set_xlabel("layer")
+        ax.set_ylabel(value)
+        if name is not None:
+            ax.set_title(str(name))
+        if hue is not None and ax is axes.flat[0]:
+            ax.legend(fontsize=7)  # one legend: every panel has the same lines
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    return figure
 
 
 def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]:
@@ -38,7 +91,30 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
             "fine-tuned attention map of the same dev example (flattened real-length maps), "
             f"averaged over {examples} examples. Low values: heads that fine-tuning changed most.",
             config,
-        )
+        ),
+        "fig5_cosine_layers": Captioned(
+            layer_profiles(
+                result.cosine_layers, "cosine", title=f"{task}: cosine per layer (95% CI)"
+            ),
+            f"Fig. 5 per layer ({task}): the cosine similarity of pre-trained and fine-tuned "
+            "maps averaged over the layer's heads and over "
+            f"{examples} examples, with 95% percentile bootstrap intervals over examples.",
+            config,
+        ),
+        "fig6_token_type_layers": Captioned(
+            layer_profiles(
+                result.token_type_layers,
+                "score",
+                hue="variant",
+                facet="type",
+                ncols=5,
+                title=f"{task}: attention received per layer (95% CI)",
+            ),
+            f"Fig. 6 per layer ({task}): the attention a token type receives (as Fig. 6), "
+            "averaged over the layer's heads and over the examples that hold the type, "
+            "pre-trained vs fine-tuned, with 95% percentile bootstrap intervals over examples.",
+            config,
+        ),
     }
     for variant in VARIANTS:
         part = result.token_types[result.token_types["variant"] == variant]
@@ -76,8 +152,25 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
     return figures
 
 
+def top_heads_figure(top: pd.DataFrame, ratio: str) -> plt.Figure:
+    """Horizontal bars of the top heads' scores with whiskers to their 95% intervals."""
+    figure, ax = plt.subplots(figsize=(4.5, 0.4 * len(top) + 1.2))
+    names = [f"L{layer}-H{head}" for layer, head in zip(top["layer"], top["head"], strict=True)]
+    ax.barh(names, top["score"], xerr=whiskers(top, "score"), capsize=3, color="tab:blue")
+    ax.invert_yaxis()  # rank 1 on top
+    ax.set_xlabel("mean max attention core FE -> LU")
+    ax.set_title(f"FrameNet top heads; top1 / median head: {ratio}", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
 def framenet_figures(result: FrameNetHeads, rule: FilterRule, config: dict) -> dict[str, Captioned]:
     """Figs. 3 and 4 of the FrameNet heads; `rule`: the filter the sentences passed."""
+    metrics = result.metrics
+    ratio = (
+        f"{metrics['top1_over_median']:.2f} [{metrics['top1_over_median_ci_low']:.2f}, "
+        f"{metrics['top1_over_median_ci_high']:.2f}]"
+    )
     return {
         "fig3_heads": Captioned(
             head_heatmaps(
@@ -93,6 +186,14 @@ def framenet_figures(result: FrameNetHeads, rule: FilterRule, config: dict) -> d
             "target).",
             config,
         ),
+        "fig3_top_heads": Captioned(
+            top_heads_figure(result.top_heads, ratio),
+            f"Fig. 3, top heads: the {len(result.top_heads)} best heads' FrameNet scores (as "
+            f"Fig. 3) with 95% percentile bootstrap intervals over the {result.sentences} "
+            "sentences; the title gives the best head's score over the median head's with its "
+            "interval, the best head re-chosen in every resample.",
+            config,
+        ),
         "fig4_top_heads": Captioned(
             map_panels(result.top_head_maps, result.top_heads),
             f"Fig. 4: the {len(result.top_heads)} heads with the highest FrameNet score, each "
@@ -102,29 +203,45 @@ def framenet_figures(result: FrameNetHeads, rule: FilterRule, config: dict) -> d
     }
 
 
-def table1_figure(table: pd.DataFrame) -> plt.Figure:
-    """Grouped bars: per task, the main-metric dev score of each regime."""
-    long = table.melt(id_vars=["task", "metric"], value_vars=list(REGIMES), var_name="regime")
-    long["regime"] = long["regime"].map(REGIMES)
-    long["task"] = long["task"] + " (" + long["metric"] + ")"
-    figure, ax = plt.subplots(figsize=(1.8 * len(table) + 2.5, 3.5))
-    sns.barplot(long, x="task", y="value", hue="regime", ax=ax)
-    ax.set_xlabel("")
-    ax.set_ylabel("dev score")
+def grouped_bars(ax: plt.Axes, table: pd.DataFrame, columns: Mapping[str, str]) -> None:
+    """Per row of `table` (a task), one bar per column with whiskers to its 95% interval;
+    `columns`: {column: legend label}."""
+    width = 0.8 / len(columns)
+    for k, (column, label) in enumerate(columns.items()):
+        x = np.arange(len(table)) + (k - (len(columns) - 1) / 2) * width
+        ax.bar(x, table[column], width, yerr=whiskers(table, column), capsize=2, label=label)
+    ax.set_xticks(np.arange(len(table)), table["task"] + " (" + table["metric"] + ")")
     ax.axhline(0.0, color="black", linewidth=0.6)
-    ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(1.0, 0.0))
-    figure.tight_layout()
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+def table1_figure(
+    table: pd.DataFrame, regimes: Mapping[str, str], differences: Sequence[str]
+) -> plt.Figure:
+    """Per task, the main-metric dev score of each regime (left; `regimes`: {column: legend
+    label}) and the paired `differences` (right), with whiskers to their 95% intervals."""
+    figure, (scores, gaps) = plt.subplots(
+        1, 2, figsize=(2.4 * len(table) + 5.0, 3.5), layout="constrained"
+    )
+    grouped_bars(scores, table, regimes)
+    scores.set_ylabel("dev score")
+    grouped_bars(gaps, table, {name: name.replace("_", " ") for name in differences})
+    gaps.set_ylabel("paired difference")
     return figure
 
 
-def table1_figures(table: pd.DataFrame, config: dict) -> dict[str, Captioned]:
-    """Table 1 as grouped bars."""
+def table1_figures(
+    table: pd.DataFrame, regimes: Mapping[str, str], differences: Sequence[str], config: dict
+) -> dict[str, Captioned]:
+    """Table 1 as grouped bars with 95% intervals (the columns named in `table1_figure`)."""
     return {
         "table1": Captioned(
-            table1_figure(table),
-            "Table 1: dev score of each task's main metric for the pre-trained model without "
-            "fine-tuning (a randomly initialised classifier head), a randomly initialised model "
-            "fine-tuned, and the pre-trained model fine-tuned.",
+            table1_figure(table, regimes, differences),
+            "Table 1: dev score of each task's main metric (left) for the pre-trained model "
+            "without fine-tuning (a randomly initialised classifier head), a randomly "
+            "initialised model fine-tuned, and the pre-trained model fine-tuned; right: the "
+            "paired differences fine-tuned - random init and random init - pre-trained on the "
+            "same dev rows. Whiskers: 95% percentile bootstrap intervals over dev rows.",
             config,
         )
     }

@@ -3,8 +3,11 @@
 `score_heads` runs the pre-trained model on FrameNet sentences, scores every head on each
 sentence by the maximum attention from the core frame-element pieces to the lexical-unit
 (target) pieces (`measures.frame_score`), averages over sentences, and lists the best heads
-with the sentence where each scores highest. The tables and metrics it returns number layers
-and heads from 1 (`L3-H5`); the functions they come from count from 0.
+with the sentence where each scores highest. Every head's mean carries a 95% percentile
+bootstrap interval over sentences, and `top1_over_median` (the best head's score over the
+median head's) re-chooses the best head inside each resample, so the interval accounts for
+picking it. The tables and metrics it returns number layers and heads from 1 (`L3-H5`); the
+functions they come from count from 0.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from pipeline.attention.capture import stream_maps
 from pipeline.attention.dump import Example, tokenize_examples
 from pipeline.core.config import TaskSpec
 from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.framenet import FrameSentence, piece_indices
-from pipeline.kovaleva.measures import frame_score, mean_over_examples
-from pipeline.kovaleva.tables import grid_table, head_frame
+from pipeline.kovaleva.measures import frame_score
+from pipeline.kovaleva.tables import grid_table, head_interval_frame
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +50,8 @@ SENTENCE_INPUT = TaskSpec(
 class FrameNetHeads:
     """What `score_heads` gives the stage to write; layers and heads numbered from 1."""
 
-    heads: pd.DataFrame  # per head: layer, head, score, sentences
-    top_heads: pd.DataFrame  # per rank: rank, layer, head, score, its best sentence ...
+    heads: pd.DataFrame  # per head: layer, head, score (+ _ci_low, _ci_high), sentences
+    top_heads: pd.DataFrame  # per rank: rank, layer, head, score (+ CI), its best sentence ...
     top_head_maps: pd.DataFrame  # per rank, query and key: layer, head, tokens, weight
     sentences: int  # how many sentences were scored
     metrics: dict[str, float | int | str]
@@ -116,21 +120,22 @@ def top_head_tables(
     sentences: Sequence[FrameSentence],
     top_heads: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """top_heads and top_head_maps (0-based) of the `top_heads` best rows of `heads`, each on
-    the first sentence where it scores highest. `scores` [N, L, H] and `maps` ([L, H, n, n]
-    each) are per sentence."""
+    """top_heads and top_head_maps (0-based) of the `top_heads` best rows of `heads` (with
+    score intervals), each on the first sentence where it scores highest. `scores`
+    [N, L, H] and `maps` ([L, H, n, n] each) are per sentence."""
     best = heads.sort_values("score", ascending=False).head(top_heads)
     rows, cells = [], []
-    for rank, (layer, head, score) in enumerate(
-        zip(best["layer"], best["head"], best["score"], strict=True), start=1
-    ):
+    for rank, row in enumerate(best.itertuples(), start=1):
+        layer, head = row.layer, row.head
         chosen = int(np.argmax(scores[:, layer, head]))  # ties: the first sentence
         rows.append(
             {
                 "rank": rank,
                 "layer": layer,
                 "head": head,
-                "score": float(score),
+                "score": float(row.score),
+                "score_ci_low": float(row.score_ci_low),
+                "score_ci_high": float(row.score_ci_high),
                 "example_score": float(scores[chosen, layer, head]),
                 **describe(sentences[chosen]),
             }
@@ -143,6 +148,13 @@ def top_head_tables(
     return pd.DataFrame(rows), pd.concat(cells, ignore_index=True)
 
 
+def top_over_median(scores: np.ndarray) -> float:
+    """The best head's mean score over the median head's, from per-sentence scores [N, K]
+    (K heads): max_k m_k / median_k m_k with m_k = mean_n scores[n, k]."""
+    means = scores.mean(axis=0)  # [K]
+    return float(means.max() / np.median(means))
+
+
 def score_heads(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -151,17 +163,20 @@ def score_heads(
     batch_size: int,
     top_heads: int,
     max_length: int,
+    n_resamples: int,
+    seed: int,
 ) -> FrameNetHeads:
-    """Figs. 3-4: every head's mean FrameNet score over `sentences`, and the `top_heads`
-    best heads with their best sentence. `model`: the pre-trained encoder, engine-attached."""
+    """Figs. 3-4: every head's mean FrameNet score over `sentences` with its 95% interval
+    (`n_resamples` seeded resamples of sentences), and the `top_heads` best heads with their
+    best sentence. `model`: the pre-trained encoder, engine-attached."""
     examples = encode_sentences(tokenizer, sentences, max_length)
     maps = capture_sentence_maps(model, examples, batch_size, tokenizer.pad_token_id)
     scores = np.stack(
         [sentence_score(m, e, s) for m, e, s in zip(maps, examples, sentences, strict=True)]
     )  # [N, L, H]
-    mean, count = mean_over_examples(scores)
-    heads = head_frame(mean, "score")
-    heads["sentences"] = count
+    count = len(scores)
+    heads = head_interval_frame(scores, "score", n_resamples, seed)
+    heads = heads.rename(columns={"examples": "sentences"})
     top, cells = top_head_tables(heads, scores, maps, examples, sentences, top_heads)
 
     metrics: dict[str, float | int | str] = {
@@ -171,6 +186,11 @@ def score_heads(
     for row in top.itertuples():
         metrics[f"top{row.rank}.head"] = head_name(row.layer, row.head)
         metrics[f"top{row.rank}.score"] = float(row.score)
+        metrics[f"top{row.rank}.score_ci_low"] = row.score_ci_low
+        metrics[f"top{row.rank}.score_ci_high"] = row.score_ci_high
+    per_head = scores.reshape(count, -1)  # [N, L*H]
+    ratio = bootstrap_interval(top_over_median, per_head, n_resamples=n_resamples, seed=seed)
+    metrics.update(ratio.as_dict("top1_over_median"))
     log.info("framenet: top head %s score %.3f", metrics["top1.head"], metrics["top1.score"])
     return FrameNetHeads(
         heads=numbered_from_one(heads),

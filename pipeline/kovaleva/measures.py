@@ -2,12 +2,13 @@
 
 Notation: A[l, h, i, j] is the attention that query token i gives to key token j in head h
 of layer l, for one example of real length n (rows sum to 1). Each function scores every
-head at once; averaging over examples is left to the caller (see `mean_over_examples`).
+head at once; averaging over examples, with intervals, is left to the caller
+(`pipeline.kovaleva.tables`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -74,14 +75,3 @@ def frame_score(maps: np.ndarray, from_tokens: np.ndarray, to_tokens: np.ndarray
     """
     block = maps[:, :, from_tokens][:, :, :, to_tokens]  # [L, H, |F|, |U|]
     return block.max(axis=(-2, -1))
-
-
-def mean_over_examples(scores: Iterable[np.ndarray]) -> tuple[np.ndarray, int]:
-    """The element-wise mean of per-example scores of equal shape, and how many there were."""
-    total, count = None, 0
-    for score in scores:
-        total = score.astype(np.float64) if total is None else total + score
-        count += 1
-    if total is None:
-        raise ValueError("no examples to average")
-    return total / count, count

@@ -3,7 +3,8 @@
 Variants (Kovaleva et al. Table 1): `finetuned` (the pre-trained encoder with a fresh
 classifier head, fine-tuned), `pretrained` (the same model with its fresh head, not trained)
 and `random_init` (every weight random, fine-tuned the same way). Each is scored on the
-task's eval split; the metrics are flat `<variant>.<metric>` keys.
+task's eval split; the metrics are flat `<variant>.<metric>` keys, and each variant's
+prediction for every scored row is kept (`predictions`), for paired intervals downstream.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -57,6 +59,8 @@ class Finetuned:
     model: PreTrainedModel  # the fine-tuned classifier
     metrics: dict[str, float]  # train_rows, eval_rows, <variant>.<metric>, <variant>.final_loss
     curves: pd.DataFrame  # variant, step, loss: the mean loss of each logging window
+    predictions: pd.DataFrame  # idx, label, then one column per variant (pretrained,
+    # random_init, finetuned): its class id, or score for regression, for each eval row
 
 
 def _checkpoints(
@@ -109,6 +113,7 @@ def finetune_task(
     pad_id = tokenizer.pad_token_id
     metrics: dict[str, float] = {"train_rows": len(training), "eval_rows": len(scoring)}
     curves: list[dict] = []
+    predicted: dict[str, np.ndarray] = {}  # variant -> [N] class ids or scores
     finetuned = None
     for variant in settings.variants:
         model = load_classifier(
@@ -131,11 +136,16 @@ def finetune_task(
             log.info("%s %s: trained in %.1f s", task.name, variant, time.perf_counter() - started)
             metrics[f"{variant}.final_loss"] = curve[-1][1]
             curves += [{"variant": variant, "step": s, "loss": loss} for s, loss in curve]
-        scores = evaluate(
+        scores, predicted[variant] = evaluate(
             model, task, scoring.rows, scoring.labels, settings.eval_batch_size, pad_id, device,
             precision,
         )  # fmt: skip
         metrics.update({f"{variant}.{name}": value for name, value in scores.items()})
         if variant == "finetuned":
             finetuned = model
-    return Finetuned(model=finetuned, metrics=metrics, curves=pd.DataFrame(curves))
+    order = [v for v in ("pretrained", "random_init", "finetuned") if v in predicted]
+    predictions = pd.DataFrame(
+        {"idx": eval_frame["idx"].to_numpy(), "label": scoring.labels}
+        | {variant: predicted[variant] for variant in order}
+    )
+    return Finetuned(finetuned, metrics, pd.DataFrame(curves), predictions)

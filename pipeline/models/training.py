@@ -22,7 +22,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, deterministic_cuda, device_dtype, grad_scaler
 from pipeline.data.batching import batches, length_grouped_order
 from pipeline.models.checkpoints import Checkpoints, random_states, restore_random_states
-from pipeline.models.metrics import task_metrics
+from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 log = logging.getLogger(__name__)
 
@@ -189,10 +189,11 @@ def evaluate(
     pad_id: int,
     device: torch.device,
     precision: str = "fp32",
-) -> dict[str, float]:
-    """The task's metrics on `rows`."""
+) -> tuple[dict[str, float], np.ndarray]:
+    """The task's metrics on `rows`, and the predictions they score: [N] class ids, or
+    scores for a regression task."""
     started = time.perf_counter()
     logits = predict(model, rows, batch_size, pad_id, device, precision)  # [N, C]
     scores = task_metrics(task, labels, logits)
     log.info("eval %s: %s (%.1fs)", task.name, scores, time.perf_counter() - started)
-    return scores
+    return scores, predictions_from_logits(task, logits)

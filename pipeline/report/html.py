@@ -29,6 +29,7 @@ SECTIONS: dict[str, str] = {
     "framenet": "Relation-specific heads on FrameNet (Kovaleva et al. Figs. 3-4)",
     "ablate": "Disabling heads and layers, head importance and pruning "
     "(Kovaleva et al. Figs. 8-9; Michel et al.)",
+    "cross_seed": "Fine-tuning seeds: metric spread, agreement of head effects and importances",
     "clark_heads": "Where heads attend, entropy, head clustering (Clark et al. Secs. 3-4, 6)",
     "clark_syntax": "Dependency-relation heads and the attention probe (Clark et al. Secs. 4.2, 5)",
     "clark_coref": "Coreference head on GAP (Clark et al. Sec. 4.3)",
