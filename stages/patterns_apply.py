@@ -6,9 +6,11 @@ pre-trained and the fine-tuned model. Writes outputs/patterns/predictions.parque
 per map: the CNN's type and probability, the seed-stability ensemble's type, the rule's type;
 layers and heads from 1), the table of shares outputs/plots/patterns_apply/shares.csv (task,
 variant, class, count, share, ci_low, ci_high: 95% bootstrap intervals over examples) drawn
-as Fig. 2 under outputs/figures/patterns_apply/, and outputs/metrics/patterns_apply.json
-(`<task>.<variant>.<class>` with its interval, the agreement with the rule, and
-`seed_stability.max_share_change`).
+as Fig. 2 under outputs/figures/patterns_apply/, the vertical type's margin over the next
+type and its share on [CLS]/[SEP] columns outputs/plots/patterns_apply/vertical.csv (task,
+variant, statistic, maps, estimate, ci_low, ci_high), and outputs/metrics/patterns_apply.json
+(`<task>.<variant>.<class>`, `.vertical_margin`, `.vertical_on_special`, each with its
+interval, the agreement with the rule, and `seed_stability.max_share_change`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def run(stage: StageRun) -> None:
         stage.out("patterns", "predictions.parquet"), numbered_from_one(classified.predictions)
     )
     write_table(stage.out("plots", "patterns_apply", "shares.csv"), classified.shares)
+    write_table(stage.out("plots", "patterns_apply", "vertical.csv"), classified.vertical)
     write_json(stage.out("metrics", "patterns_apply.json"), classified.metrics)
     config = {
         "num_examples": settings.num_examples,

@@ -16,7 +16,12 @@ from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES, DEFINITIONS
 from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
 from pipeline.kovaleva.patterns.annotate import AnnotationSession
-from pipeline.kovaleva.patterns.apply import class_shares, seed_change
+from pipeline.kovaleva.patterns.apply import (
+    class_shares,
+    seed_change,
+    strongest_is_special,
+    vertical_statistics,
+)
 from pipeline.kovaleva.patterns.cnn import (
     CNNTrainingSettings,
     PatternCNN,
@@ -39,7 +44,7 @@ from pipeline.kovaleva.patterns.labels import (
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_map_set
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
-from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids
+from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids, unsampled
 from pipeline.kovaleva.patterns.server import make_server
 from pipeline.kovaleva.patterns.settings import ClassifierSettings
 
@@ -401,6 +406,29 @@ def test_sampler_spreads_each_rule_class_over_cells_and_is_seeded():
     assert not chosen.equals(draw(catalogue, ["block", "vertical"], 12, seed=4))
 
 
+def test_sampler_draws_by_another_stratum_and_skips_sampled_maps():
+    rows = [
+        (variant, "mrpc", example, 0, head, 10, "vertical", stratum)
+        for variant in ("pretrained", "finetuned")
+        for example in range(10)
+        for head, stratum in enumerate(["seeds_disagree", "", "block_candidate"])
+    ]
+    catalogue = pd.DataFrame(
+        rows,
+        columns=["variant", "task", "example_id", "layer", "head", "length", "rule", "stratum"],
+    )
+    # heads 1 and 3 (from 1) of example 0, pretrained, were labelled before
+    sampled = pd.DataFrame(
+        {"map_id": ["v0001", "v0002"], "variant": "pretrained", "task": "mrpc"}
+        | {"example_id": 0, "layer": 1, "head": [1, 3]}
+    )
+    fresh = unsampled(catalogue, sampled)
+    assert len(fresh) == len(catalogue) - 2
+    chosen = draw(fresh, ["seeds_disagree"], 19, seed=0, by="stratum")
+    assert (chosen["stratum"] == "seeds_disagree").all() and len(chosen) == 19
+    assert chosen.groupby("variant").size().to_dict() == {"finetuned": 10, "pretrained": 9}
+
+
 # --- shares, seed stability, Fig. 1 -----------------------------------------------------------
 
 
@@ -422,6 +450,46 @@ def test_class_shares_with_intervals_over_examples():
     assert vertical["ci_low"] < vertical["share"] < vertical["ci_high"]
     assert shares.loc["block", "ci_high"] == 0.0
     assert seed_change(predictions) == pytest.approx(0.1)  # one head in ten moved
+
+
+def test_strongest_column_of_hand_built_maps():
+    tokens = ["[CLS]", "a", "b", "[SEP]", "c", "[SEP]"]
+    n = len(tokens)
+    onto = np.zeros((4, n, n))
+    onto[0, :, 0] = 1.0  # every query on [CLS]
+    onto[1, :, 3] = 1.0  # on the first [SEP]
+    onto[2, :, 2] = 1.0  # on the plain token b
+    onto[3] = np.eye(n)  # diagonal: all columns tie at 1/n; the first, [CLS], wins
+    onto[3, :, 4] += 0.01  # ... unless a plain column is slightly stronger
+    assert strongest_is_special(onto, tokens).tolist() == [True, True, False, False]
+
+
+def test_vertical_margin_and_share_on_special_columns():
+    rows = []
+    for example in range(30):
+        for head in range(10):
+            # heads 0-5 vertical, 6-8 heterogeneous, 9 diagonal: margin 0.6 - 0.3 = 0.3
+            label = "vertical" if head < 6 else "heterogeneous" if head < 9 else "diagonal"
+            special = head < 4 if example % 2 else head < 2  # 4/6 or 2/6 of vertical maps
+            rows.append(("mrpc", "pretrained", example, 0, head, label, special))
+    # a second cell where diagonal leads: a negative margin, and no vertical map at all
+    for example in range(30):
+        for head in range(4):
+            label = "diagonal" if head < 3 else "heterogeneous"
+            rows.append(("mrpc", "finetuned", example, 0, head, label, True))
+    columns = ["task", "variant", "example_id", "layer", "head", "label", "strongest_special"]
+    predictions = pd.DataFrame(rows, columns=columns)
+    table = vertical_statistics(predictions, n_resamples=200, seed=0)
+    stats = table.set_index(["variant", "statistic"])
+    margin = stats.loc[("pretrained", "vertical_margin")]
+    assert margin["estimate"] == pytest.approx(0.3)
+    assert margin["ci_low"] == pytest.approx(0.3) and margin["ci_high"] == pytest.approx(0.3)
+    on_special = stats.loc[("pretrained", "vertical_on_special")]
+    assert on_special["estimate"] == pytest.approx(0.5)  # (4 + 2) / (6 + 6) on average
+    assert on_special["maps"] == 30 * 6
+    assert on_special["ci_low"] < 0.5 < on_special["ci_high"]  # examples differ: 1/3 or 2/3
+    assert stats.loc[("finetuned", "vertical_margin"), "estimate"] == pytest.approx(-0.75)
+    assert np.isnan(stats.loc[("finetuned", "vertical_on_special"), "estimate"])
 
 
 def test_fig1_picks_an_agreed_confident_short_map():
@@ -650,6 +718,15 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
         tmp_path / "outputs" / "metrics" / "patterns_apply.json", typ="series"
     )
     assert 0 <= apply_metrics["seed_stability.max_share_change"] <= 1
+    vertical = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_apply" / "vertical.csv")
+    assert len(vertical) == 2 * 2 * 2  # tasks x variants x statistics
+    for statistic in ("vertical_margin", "vertical_on_special"):
+        key = f"rte.pretrained.{statistic}"
+        assert {key, f"{key}_ci_low", f"{key}_ci_high"} <= set(apply_metrics.index)
+    margin = shares.pivot_table("share", ["task", "variant"], "class").loc[("rte", "pretrained")]
+    assert apply_metrics["rte.pretrained.vertical_margin"] == pytest.approx(
+        margin["vertical"] - margin.drop("vertical").max(), abs=1e-4
+    )
     assert (
         tmp_path / "outputs" / "figures" / "patterns_apply" / "fig2_pattern_shares.png"
     ).exists()

@@ -4,6 +4,16 @@ The shares carry 95% bootstrap intervals over examples. A second ensemble, train
 classifier with other seeds, classifies the same maps: the largest change of any share
 between the two is the classifier's seed stability.
 
+Two statistics of the vertical type per task and variant, with 95% bootstrap intervals over
+examples (`vertical_statistics`):
+
+    vertical_margin    = share(vertical) - max_{c != vertical} share(c)
+                         (> 0: vertical is the most common type)
+    vertical_on_special = #(maps called vertical whose strongest column is [CLS] or [SEP])
+                          / #(maps called vertical)
+                         (the strongest column of A [n, n] is argmax_j mean_i A[i, j] over the
+                         example's n word pieces)
+
 `classify_heads` is the patterns_apply stage's entry point.
 """
 
@@ -21,6 +31,7 @@ from pipeline.attention.store import AttentionStore
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import PatternCNN, network_inputs, predict
+from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.heuristic import Thresholds, rule_by_head
 from pipeline.kovaleva.patterns.roles import is_pair
 from pipeline.kovaleva.patterns.settings import PatternSettings
@@ -30,6 +41,7 @@ from pipeline.kovaleva.patterns.settings import PatternSettings
 class ClassifiedMaps:
     predictions: pd.DataFrame  # one row per (variant, task, example, layer, head), from 0
     shares: pd.DataFrame  # task, variant, class, count, share, ci_low, ci_high (Fig. 2)
+    vertical: pd.DataFrame  # task, variant, statistic, maps, estimate, ci_low, ci_high
     metrics: dict[str, float]  # see `share_metrics`
 
 
@@ -43,7 +55,8 @@ def classify(
     thresholds: Thresholds,
 ) -> pd.DataFrame:
     """One row per (example, layer, head): the classifier's class and probability, the
-    seed-stability ensemble's class (`label_seed2`) and the rule's."""
+    seed-stability ensemble's class (`label_seed2`), the rule's, and whether the map's
+    strongest column is [CLS] or [SEP] (`strongest_special`)."""
     inputs, pairs, frames = [], [], []
     num_layers, num_heads = store.shape
     stream = store.iter_maps(variant, task, examples=examples)
@@ -57,6 +70,7 @@ def classify(
         pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
         rules = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
         rules.insert(0, "example_id", example_id)
+        rules["strongest_special"] = strongest_is_special(flat, info.tokens)
         frames.append(rules)
     stacked, stacked_pairs = torch.cat(inputs), torch.cat(pairs)  # [maps, 5, S, S], [maps]
     first, second = (predict(e, stacked, stacked_pairs) for e in ensembles)  # [maps, C] each
@@ -67,6 +81,13 @@ def classify(
     frame["confidence"] = first.max(-1).values.numpy()
     frame["label_seed2"] = np.asarray(CLASSES)[second.argmax(-1).numpy()]
     return frame
+
+
+def strongest_is_special(maps: np.ndarray, tokens: Sequence[str]) -> np.ndarray:
+    """bool [k]: whether the column with the largest mean weight over the queries of each
+    map of maps [k, n, n] is [CLS] or [SEP]."""
+    strongest = np.asarray(maps).mean(axis=1).argmax(axis=-1)  # [k]
+    return special_mask(tokens)[strongest]
 
 
 def example_shares(group: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -94,6 +115,52 @@ def class_shares(
     return pd.DataFrame(rows, columns=columns)
 
 
+def vertical_margin(shares: np.ndarray) -> float:
+    """Mean vertical share minus the largest other mean share, of per-example shares [E, C]."""
+    mean = shares.mean(axis=0)  # [C]
+    vertical = CLASSES.index("vertical")
+    return float(mean[vertical] - np.delete(mean, vertical).max())
+
+
+def vertical_on_special(on_special: np.ndarray, vertical: np.ndarray) -> float:
+    """Pooled share of vertical maps whose strongest column is special, from per-example
+    counts [E] of such maps and of vertical maps (NaN without vertical maps)."""
+    total = vertical.sum()
+    return float(on_special.sum() / total) if total else float("nan")
+
+
+def vertical_statistics(
+    predictions: pd.DataFrame, n_resamples: int, seed: int, column: str = "label"
+) -> pd.DataFrame:
+    """`vertical_margin` and `vertical_on_special` (see module) per (task, variant), with 95%
+    bootstrap intervals resampling examples: columns task, variant, statistic, maps (the maps
+    the statistic is over), estimate, ci_low, ci_high."""
+    rows = []
+    for (task, variant), group in predictions.groupby(["task", "variant"], sort=False):
+        per_example = example_shares(group, column).to_numpy()  # [E, C]
+        margin = bootstrap_interval(
+            vertical_margin, per_example, n_resamples=n_resamples, seed=seed
+        )
+        vertical = group[column] == "vertical"
+        counts = pd.DataFrame(
+            {"special": vertical & group["strongest_special"], "vertical": vertical}
+        ).groupby(group["example_id"].to_numpy())
+        counts = counts.sum().astype(int)  # [E, 2]
+        on_special = bootstrap_interval(
+            vertical_on_special,
+            counts["special"].to_numpy(),
+            counts["vertical"].to_numpy(),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        rows.append((task, variant, "vertical_margin", len(group), *_as_row(margin)))
+        rows.append(
+            (task, variant, "vertical_on_special", int(vertical.sum()), *_as_row(on_special))
+        )
+    columns = ["task", "variant", "statistic", "maps", "estimate", "ci_low", "ci_high"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _as_row(interval: Interval) -> tuple[float, float, float]:
     return interval.estimate, interval.low, interval.high
 
@@ -108,17 +175,29 @@ def seed_change(predictions: pd.DataFrame) -> float:
     return float((first - second).abs().to_numpy().max())
 
 
-def share_metrics(predictions: pd.DataFrame, shares: pd.DataFrame) -> dict[str, float]:
-    """`<task>.<variant>.<class>` (share) with `_ci_low` / `_ci_high`; `<task>.<variant>.
+def share_metrics(
+    predictions: pd.DataFrame, shares: pd.DataFrame, vertical: pd.DataFrame
+) -> dict[str, float]:
+    """`<task>.<variant>.<class>` (share) and `<task>.<variant>.<statistic>` (see
+    `vertical_statistics`), each with `_ci_low` / `_ci_high`; `<task>.<variant>.
     rule_agreement` (how often the CNN's class is the rule's); `seed_stability.
     max_share_change` (see `seed_change`)."""
     metrics: dict[str, float] = {}
-    for task, variant, name, share, low, high in shares[
-        ["task", "variant", "class", "share", "ci_low", "ci_high"]
-    ].itertuples(index=False):
+    columns = ["task", "variant", "name", "estimate", "ci_low", "ci_high"]
+    estimates = pd.concat(
+        [
+            shares.rename(columns={"class": "name", "share": "estimate"})[columns],
+            vertical.rename(columns={"statistic": "name"})[columns],
+        ]
+    )
+    for task, variant, name, estimate, low, high in estimates.itertuples(index=False):
         key = f"{task}.{variant}.{name}"
         metrics.update(
-            {key: round(share, 4), f"{key}_ci_low": round(low, 4), f"{key}_ci_high": round(high, 4)}
+            {
+                key: round(estimate, 4),
+                f"{key}_ci_low": round(low, 4),
+                f"{key}_ci_high": round(high, 4),
+            }
         )
     agreement = (
         (predictions["label"] == predictions["rule"])
@@ -149,4 +228,7 @@ def classify_heads(
     predictions = pd.concat(parts, ignore_index=True)
     resamples = settings.classifier.bootstrap_resamples
     shares = class_shares(predictions, resamples, settings.seed)
-    return ClassifiedMaps(predictions, shares, share_metrics(predictions, shares))
+    vertical = vertical_statistics(predictions, resamples, settings.seed)
+    return ClassifiedMaps(
+        predictions, shares, vertical, share_metrics(predictions, shares, vertical)
+    )

@@ -9,7 +9,9 @@ replacement and skipping maps sampled before. The rule's class is written beside
 (`rule` in sample.csv) and never shown to annotators; the visual label decides.
 
 `sample_round` is the patterns_sample stage's entry point: it returns the new rows of
-sample.csv (ids continue those already sampled) and their maps with word pieces.
+sample.csv (ids continue those already sampled) and their maps with word pieces. A round
+chosen by another stratum (for example maps on which two classifier seeds disagree) uses
+`unsampled`, `draw(..., by=<column>)` and `with_maps` the same way.
 """
 
 from __future__ import annotations
@@ -60,14 +62,15 @@ def even_split(total: int, capacities: Sequence[int]) -> list[int]:
 
 
 def draw(
-    catalogue: pd.DataFrame, classes: Sequence[str], per_class: int, seed: int
+    catalogue: pd.DataFrame, classes: Sequence[str], per_class: int, seed: int, by: str = "rule"
 ) -> pd.DataFrame:
-    """`per_class` rows of each rule class of `classes`, spread evenly over the (variant,
-    task) cells holding it (cells in a seeded order), then shuffled."""
+    """`per_class` rows of each class of `classes` (the values of column `by`: the rule's
+    class, or any other stratum that only chooses which maps to look at), spread evenly over
+    the (variant, task) cells holding it (cells in a seeded order), then shuffled."""
     rng = np.random.default_rng(seed)
     picks = []
     for name in classes:
-        pool = catalogue[catalogue["rule"] == name]
+        pool = catalogue[catalogue[by] == name]
         cells = [group for _, group in pool.groupby(["variant", "task"], sort=True)]
         order = rng.permutation(len(cells))
         cells = [cells[i] for i in order]
@@ -97,14 +100,27 @@ def sample_round(
 
     sampled: the rows of sample.csv drawn before (layers, heads from 1); never drawn again."""
     catalogue = rule_catalogue(stores, variants, thresholds)
+    chosen = draw(unsampled(catalogue, sampled), classes, per_class, seed)
+    return with_maps(stores, chosen, sampled)
+
+
+def unsampled(catalogue: pd.DataFrame, sampled: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `catalogue` (layers, heads from 0) not among `sampled` (from 1)."""
     before = set(
         map(
             tuple,
             sampled.assign(layer=sampled["layer"] - 1, head=sampled["head"] - 1)[ORIGIN].values,
         )
     )
-    fresh = catalogue[[tuple(row) not in before for row in catalogue[ORIGIN].values]]
-    chosen = draw(fresh, classes, per_class, seed)
+    return catalogue[[tuple(row) not in before for row in catalogue[ORIGIN].values]]
+
+
+def with_maps(
+    stores: Mapping[str, AttentionStore], chosen: pd.DataFrame, sampled: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[str, LabelledMap]]:
+    """Ids continuing `sampled`'s for the `chosen` rows (layers, heads from 0): their
+    sample.csv rows (layers, heads from 1) and their maps with word pieces."""
+    chosen = chosen.copy()
     chosen.insert(0, "map_id", next_ids(sampled["map_id"].tolist(), len(chosen)))
     maps = {}
     for row in chosen.itertuples(index=False):

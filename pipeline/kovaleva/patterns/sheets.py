@@ -33,12 +33,14 @@ def draw_map(ax: plt.Axes, map_id: str, entry: LabelledMap) -> None:
     ax.set_title(f"{map_id} ({n} word pieces)", fontsize=11)
 
 
-def render_sheets(maps: Mapping[str, LabelledMap], folder: Path) -> list[Path]:
-    """sheet_001.png, ... with MAPS_PER_SHEET maps each, in the order of `maps`."""
+def render_sheets(
+    maps: Mapping[str, LabelledMap], folder: Path, per_sheet: int = MAPS_PER_SHEET
+) -> list[Path]:
+    """sheet_001.png, ... with `per_sheet` maps each, in the order of `maps`."""
     ids = list(maps)
     paths = []
-    for number, start in enumerate(range(0, len(ids), MAPS_PER_SHEET), start=1):
-        chunk = ids[start : start + MAPS_PER_SHEET]
+    for number, start in enumerate(range(0, len(ids), per_sheet), start=1):
+        chunk = ids[start : start + per_sheet]
         rows = -(-len(chunk) // COLUMNS)
         fig, axes = plt.subplots(rows, COLUMNS, figsize=(6.2 * COLUMNS, 6.4 * rows), squeeze=False)
         for ax in axes.flat[len(chunk) :]:
