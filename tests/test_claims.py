@@ -60,13 +60,34 @@ def test_smallest_and_largest_decide_like_every_interval():
     assert Beyond(0.0)(smallest(a, b)) == "inconclusive"  # b straddles 0
     assert Beyond(0.0)(smallest(a, Measured(-0.2, -0.3, -0.1))) == "contradicted"
     assert largest(a, b) == Measured(0.3, 0.1, 0.5)
+    nan = float("nan")
+    assert smallest(a, Measured(nan, nan, nan)).undefined
+    assert largest(Measured(nan, nan, nan), b).undefined
+
+
+def test_an_undefined_statistic_is_inconclusive_and_keeps_only_its_verdict():
+    nan = float("nan")
+    undefined = Measured(nan, nan, nan, {"significant": 3, "max_ci_high": 1.0})
+    assert undefined.undefined
+    assert Beyond(0.0)(undefined) == "inconclusive"
+    assert SomeSignificant()(undefined) == "inconclusive"
+    table = pd.DataFrame(
+        [{"claim": "x.y", "estimate": nan, "ci_low": nan, "ci_high": nan,
+          "verdict": "inconclusive"}]
+    )  # fmt: skip
+    assert flat_metrics(table) == {
+        "x.y.verdict": "inconclusive",
+        "verdicts.supported": 0,
+        "verdicts.contradicted": 0,
+        "verdicts.inconclusive": 1,
+    }
 
 
 def test_measured_rejects_a_broken_interval():
     with pytest.raises(ValueError):
         Measured(0.1, 0.2, 0.0)
     with pytest.raises(ValueError):
-        Measured(float("nan"), 0.0, 1.0)
+        Measured(float("nan"), 0.0, 1.0)  # only a wholly undefined statistic is allowed
 
 
 def test_spread_by_interval_arithmetic():
@@ -134,7 +155,7 @@ def build_outputs(root: Path) -> None:
         _write(
             root,
             f"metrics/analyze/{task}.json",
-            _interval("cosine.last_two_margin", 0.1, 0.05, 0.2),
+            {"cosine.L3": 0.7} | _interval("cosine.last_two_margin", 0.1, 0.05, 0.2),
         )
         _write(
             root,
@@ -220,6 +241,13 @@ def test_flat_metrics_keys(outputs):
     assert sum(
         metrics[f"verdicts.{v}"] for v in ("supported", "contradicted", "inconclusive")
     ) == len(table)
+
+
+def test_a_model_of_two_layers_has_no_last_layers_claim_to_test(tmp_path, outputs):
+    _write(tmp_path, "metrics/analyze/sst2.json", {"cosine.L1": 0.9, "cosine.L2": 0.8})
+    claim = next(c for c in all_claims(outputs, TASKS, SEED) if c.name.endswith("most.sst2"))
+    measured = claim.measure(outputs)
+    assert measured.undefined and claim.rule(measured) == "inconclusive"
 
 
 def test_pruned_cost_reads_the_point_nearest_forty_percent(outputs):

@@ -9,7 +9,14 @@ import pandas as pd
 
 from pipeline.claims.claim import Claim
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Beyond, Measured, SomeSignificant, largest, smallest
+from pipeline.claims.rules import (
+    UNDEFINED,
+    Beyond,
+    Measured,
+    SomeSignificant,
+    largest,
+    smallest,
+)
 from pipeline.kovaleva.patterns import CLASSES
 
 PAPER = "Kovaleva et al. 2019"
@@ -60,6 +67,12 @@ def spread(shares: Sequence[Measured]) -> Measured:
 
 
 def last_layers_change_most(task: str) -> Claim:
+    def measure(out: StageOutputs) -> Measured:
+        analyzed = ("analyze", task)
+        if "cosine.L3" not in out.metrics(*analyzed):
+            return UNDEFINED  # fewer than three layers: no "other" layers to compare with
+        return out.interval(analyzed, "cosine.last_two_margin")
+
     return Claim(
         name=f"kovaleva.last_layers_change_most.{task}",
         source=f"{PAPER}, Fig. 5",
@@ -67,7 +80,7 @@ def last_layers_change_most(task: str) -> Claim:
         statistic="least change (1 - cosine) among the last two layers - most change among "
         "the others",
         rule=Beyond(0.0),
-        measure=lambda out: out.interval(("analyze", task), "cosine.last_two_margin"),
+        measure=measure,
     )
 
 

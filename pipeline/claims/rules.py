@@ -18,7 +18,9 @@ VERDICTS: tuple[Verdict, ...] = ("supported", "contradicted", "inconclusive")
 @dataclass(frozen=True)
 class Measured:
     """A claim's statistic on the full data, its 95% interval, and any counts its rule
-    reads besides (e.g. how many heads are significant)."""
+    reads besides (e.g. how many heads are significant). All three NaN: the statistic is
+    undefined on this run (e.g. a share among maps of a type the run has none of), and
+    every rule calls it `inconclusive`."""
 
     statistic: float
     ci_low: float
@@ -27,8 +29,17 @@ class Measured:
 
     def __post_init__(self) -> None:
         values = (self.statistic, self.ci_low, self.ci_high)
+        if self.undefined:
+            return
         if any(math.isnan(v) for v in values) or not self.ci_low <= self.ci_high:
             raise ValueError(f"not a statistic with an interval: {values}")
+
+    @property
+    def undefined(self) -> bool:
+        return all(math.isnan(v) for v in (self.statistic, self.ci_low, self.ci_high))
+
+
+UNDEFINED = Measured(math.nan, math.nan, math.nan)
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,8 @@ class Beyond:
     side: Literal["above", "below"] = "above"
 
     def __call__(self, measured: Measured) -> Verdict:
+        if measured.undefined:
+            return "inconclusive"
         above = measured.ci_low > self.threshold
         below = measured.ci_high < self.threshold
         if self.side == "below":
@@ -62,6 +75,8 @@ class SomeSignificant:
     `max_ci_high` <= 0), so no unit plausibly has a positive effect."""
 
     def __call__(self, measured: Measured) -> Verdict:
+        if measured.undefined:
+            return "inconclusive"
         if measured.evidence["significant"] >= 1:
             return "supported"
         return "contradicted" if measured.evidence["max_ci_high"] <= 0 else "inconclusive"
@@ -79,7 +94,10 @@ Rule = Beyond | SomeSignificant
 def smallest(*measured: Measured) -> Measured:
     """The weakest of several statistics that must all clear the same threshold: the
     minimum of the statistics and of each bound. Beyond(t) on it says `supported` exactly
-    when every interval lies above t and `contradicted` when any lies below t."""
+    when every interval lies above t and `contradicted` when any lies below t. Undefined
+    if any of them is."""
+    if any(m.undefined for m in measured):
+        return UNDEFINED
     return Measured(
         min(m.statistic for m in measured),
         min(m.ci_low for m in measured),
@@ -91,7 +109,9 @@ def largest(*measured: Measured) -> Measured:
     """The strongest of several statistics that must all stay below the same threshold: the
     maximum of the statistics and of each bound. Beyond(t, side="below") on it says
     `supported` exactly when every interval lies below t and `contradicted` when any lies
-    above t."""
+    above t. Undefined if any of them is."""
+    if any(m.undefined for m in measured):
+        return UNDEFINED
     return Measured(
         max(m.statistic for m in measured),
         max(m.ci_low for m in measured),

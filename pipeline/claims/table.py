@@ -48,16 +48,18 @@ def evaluate(claims: Sequence[Claim], out: StageOutputs) -> pd.DataFrame:
 
 
 def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
-    """`<claim>.statistic` / `.ci_low` / `.ci_high` / `.verdict` per claim, and the number
-    of claims per verdict (`verdicts.supported`, ...)."""
+    """`<claim>.statistic` / `.ci_low` / `.ci_high` / `.verdict` per claim (only the verdict
+    where the statistic is undefined), and the number of claims per verdict
+    (`verdicts.supported`, ...)."""
     metrics: dict[str, float | str | int] = {}
     for row in table.itertuples():
-        metrics |= {
-            f"{row.claim}.statistic": round(float(row.estimate), 6),
-            f"{row.claim}.ci_low": round(float(row.ci_low), 6),
-            f"{row.claim}.ci_high": round(float(row.ci_high), 6),
-            f"{row.claim}.verdict": row.verdict,
-        }
+        if not pd.isna(row.estimate):  # an undefined statistic keeps only its verdict
+            metrics |= {
+                f"{row.claim}.statistic": round(float(row.estimate), 6),
+                f"{row.claim}.ci_low": round(float(row.ci_low), 6),
+                f"{row.claim}.ci_high": round(float(row.ci_high), 6),
+            }
+        metrics[f"{row.claim}.verdict"] = row.verdict
     counts = table["verdict"].value_counts()
     return metrics | {f"verdicts.{v}": int(counts.get(v, 0)) for v in VERDICTS}
 

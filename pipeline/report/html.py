@@ -85,6 +85,13 @@ def _table_html(path: Path, root: Path) -> str:
     )
 
 
+def _estimate(estimate: float, low: float, high: float) -> str:
+    """`0.123 [0.1, 0.15]`, or `undefined on this run`."""
+    if pd.isna(estimate):
+        return "undefined on this run"
+    return f"{estimate:.3g} [{low:.3g}, {high:.3g}]"
+
+
 def _claims_html(path: Path) -> str:
     """The claims table in full: finding, estimate [interval], verdict, rule."""
     rows = []
@@ -93,7 +100,7 @@ def _claims_html(path: Path) -> str:
             f"<tr><td>{html.escape(claim.finding)}"
             f'<span class="meta">{html.escape(claim.source)} · {html.escape(claim.claim)}</span>'
             f"</td><td>{html.escape(claim.statistic)}</td>"
-            f"<td>{claim.estimate:.3g} [{claim.ci_low:.3g}, {claim.ci_high:.3g}]</td>"
+            f"<td>{_estimate(claim.estimate, claim.ci_low, claim.ci_high)}</td>"
             f'<td class="{claim.verdict}">{claim.verdict}</td>'
             f"<td>{html.escape(claim.rule)}</td></tr>"
         )
