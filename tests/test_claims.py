@@ -250,6 +250,20 @@ def test_a_model_of_two_layers_has_no_last_layers_claim_to_test(tmp_path, output
     assert measured.undefined and claim.rule(measured) == "inconclusive"
 
 
+def test_no_vertical_maps_leave_the_special_token_claim_untested(tmp_path, outputs):
+    patterns = json.loads((tmp_path / "metrics/patterns_apply.json").read_text())
+    for suffix in ("", "_ci_low", "_ci_high"):
+        del patterns[f"rte.finetuned.vertical_on_special{suffix}"]
+    patterns["rte.finetuned.vertical"] = 0.0
+    _write(tmp_path, "metrics/patterns_apply.json", patterns)
+    claim = next(c for c in all_claims(outputs, TASKS, SEED) if c.name.endswith("tokens.rte"))
+    assert claim.measure(outputs).undefined
+    patterns["rte.finetuned.vertical"] = 0.3  # vertical maps but no statistic: an error
+    _write(tmp_path, "metrics/patterns_apply.json", patterns)
+    with pytest.raises(PipelineError, match=r"has no `rte\.finetuned\.vertical_on_special`"):
+        claim.measure(outputs)
+
+
 def test_pruned_cost_reads_the_point_nearest_forty_percent(outputs):
     assert pruned_cost(outputs, "sst2", SEED) == Measured(-0.01, -0.04, 0.02)
 

@@ -133,13 +133,22 @@ def best_removal(table: pd.DataFrame, alpha: float = 0.05) -> Measured:
 
 
 def vertical_is_special_tokens(task: str) -> Claim:
+    def measure(out: StageOutputs) -> Measured:
+        key = f"{task}.finetuned.vertical_on_special"
+        if (
+            key not in out.metrics(*PATTERNS)
+            and out.value(PATTERNS, f"{task}.finetuned.vertical") == 0
+        ):
+            return UNDEFINED  # no map called vertical: nothing to test
+        return out.interval(PATTERNS, key)
+
     return Claim(
         name=f"kovaleva.vertical_is_special_tokens.{task}",
         source=f"{PAPER}, Fig. 6",
         finding=f"the vertical pattern is attention to [CLS] and [SEP] ({task}, fine-tuned)",
         statistic="share of vertical maps whose strongest column is [CLS] or [SEP]",
         rule=Beyond(SPECIAL_MAJORITY),
-        measure=lambda out: out.interval(PATTERNS, f"{task}.finetuned.vertical_on_special"),
+        measure=measure,
     )
 
 

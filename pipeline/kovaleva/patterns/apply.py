@@ -179,7 +179,8 @@ def share_metrics(
     predictions: pd.DataFrame, shares: pd.DataFrame, vertical: pd.DataFrame
 ) -> dict[str, float]:
     """`<task>.<variant>.<class>` (share) and `<task>.<variant>.<statistic>` (see
-    `vertical_statistics`), each with `_ci_low` / `_ci_high`; `<task>.<variant>.
+    `vertical_statistics`, left out where undefined), each with `_ci_low` / `_ci_high`;
+    `<task>.<variant>.
     rule_agreement` (how often the CNN's class is the rule's); `seed_stability.
     max_share_change` (see `seed_change`)."""
     metrics: dict[str, float] = {}
@@ -191,6 +192,8 @@ def share_metrics(
         ]
     )
     for task, variant, name, estimate, low, high in estimates.itertuples(index=False):
+        if np.isnan(estimate):
+            continue  # undefined (no map called vertical): no key, since NaN never diffs equal
         key = f"{task}.{variant}.{name}"
         metrics.update(
             {
