@@ -34,7 +34,7 @@ from benchmarks.reference.slicing import slice_heads
 from pipeline.attention.engine import HeadControl, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR, glue_dir, load_task
-from pipeline.core.stage import primary_seed_folder
+from pipeline.core.stage import primary_model
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split
 from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
@@ -70,7 +70,7 @@ def main() -> None:
     task = load_task(args.task)
     model_cfg = OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml")
     tokenizer = load_tokenizer(model_cfg)
-    finetuned = REPO / "outputs" / "models" / task.name / primary_seed_folder(REPO / "params.yaml")
+    finetuned = primary_model(REPO, task.name)
     if (finetuned / "config.json").exists():
         model, source = load_finetuned(finetuned), f"fine-tuned ({finetuned})"
     else:

@@ -26,7 +26,7 @@ from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.rollout import rollout
 from pipeline.core.config import CONF_DIR, load_task
-from pipeline.core.stage import primary_seed_folder
+from pipeline.core.stage import primary_model
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split
 from pipeline.data.sampling import evaluation_sample
@@ -70,11 +70,7 @@ def main() -> None:
 
     task = load_task(args.task)
     tokenizer = load_tokenizer(OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml"))
-    model = attach(
-        load_finetuned(
-            REPO / "outputs" / "models" / task.name / primary_seed_folder(REPO / "params.yaml")
-        ).eval()
-    )
+    model = attach(load_finetuned(primary_model(REPO, task.name)).eval())
     dev = evaluation_sample(read_split(REPO / "data", task.name, task.eval_split), task,
                             args.examples, SEED)  # fmt: skip
     rows = labelled_rows(tokenizer, task, dev, MAX_LENGTH, f"{task.name} dev")

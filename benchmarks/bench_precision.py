@@ -26,7 +26,7 @@ from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.config import CONF_DIR, load_task
 from pipeline.core.precision import autocast
-from pipeline.core.stage import primary_seed_folder
+from pipeline.core.stage import primary_model
 from pipeline.data.glue import read_split
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer
@@ -64,7 +64,7 @@ def main() -> None:
     pad_id = tokenizer.pad_token_id
     dev = read_split(REPO / "data", task.name, task.eval_split).head(args.examples)
     scoring = labelled_rows(tokenizer, task, dev, 64, "dev")
-    folder = REPO / "outputs" / "models" / task.name / primary_seed_folder(REPO / "params.yaml")
+    folder = primary_model(REPO, task.name)
     if (folder / "config.json").exists():
         model, source = load_finetuned(folder), f"fine-tuned {folder}"
     else:

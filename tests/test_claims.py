@@ -261,7 +261,7 @@ def test_no_vertical_maps_leave_the_special_token_claim_untested(tmp_path, outpu
     patterns["rte.finetuned.vertical"] = 0.3  # vertical maps but no statistic: an error
     _write(tmp_path, "metrics/patterns_apply.json", patterns)
     with pytest.raises(PipelineError, match=r"has no `rte\.finetuned\.vertical_on_special`"):
-        claim.measure(outputs)
+        claim.measure(StageOutputs(tmp_path))  # a fresh reader: each reads a file once
 
 
 def test_pruned_cost_reads_the_point_nearest_forty_percent(outputs):

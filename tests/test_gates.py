@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 import torch
 from scipy import integrate
-from transformers import AutoModelForSequenceClassification, BertConfig
 
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
@@ -30,6 +29,7 @@ from pipeline.michel.gates import (
     top_heads,
 )
 from pipeline.michel.gates_run import both_curves, check_same_start, michel_from_tables
+from tests.conftest import small_bert
 
 SAMPLES = 200_000
 
@@ -67,13 +67,7 @@ def test_test_time_gate_and_keep_rule():
 
 @pytest.fixture(scope="module")
 def layerwise():
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=40, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
-        intermediate_size=32, max_position_embeddings=16, num_labels=2,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.3,
-    )  # fmt: skip
-    return Layerwise.of(attach(AutoModelForSequenceClassification.from_config(config)))
+    return Layerwise.of(attach(small_bert()))
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 import torch
 from omegaconf import OmegaConf
-from transformers import AutoModelForSequenceClassification, BertConfig
 
 from pipeline.attention.capture import capture_maps, capture_measures
 from pipeline.attention.dump import DumpSettings, dump_task, tokenize_examples
@@ -33,19 +32,14 @@ from pipeline.data.encoding import collate
 from pipeline.kovaleva.analysis import AnalyzeSettings, analyze_task
 from pipeline.kovaleva.measures import head_cosine
 from pipeline.models.loading import load_classifier
+from tests.conftest import small_bert
 
 LENGTHS = [7, 4, 6]
 
 
 @pytest.fixture(scope="module")
 def model():
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=40, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
-        intermediate_size=32, max_position_embeddings=16, num_labels=2,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.3,
-    )  # fmt: skip
-    return attach(AutoModelForSequenceClassification.from_config(config).eval())
+    return attach(small_bert())
 
 
 @pytest.fixture(scope="module")

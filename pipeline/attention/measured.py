@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from pipeline.attention.rollout import rollout
-from pipeline.attention.store import AttentionStore
+from pipeline.attention.store import AttentionStore, MapReader
 from pipeline.core.errors import PipelineError
 
 MEASURES = ("weights", "norms", "rollout")
@@ -68,7 +68,7 @@ def captured_for(measure: str) -> tuple[str, ...]:
     return ("weights", "norms") if measure == "norms" else ("weights",)
 
 
-class MeasuredStore:
+class MeasuredStore(MapReader):
     """An attention store read in one measure: the same interface as AttentionStore (tokens,
     example ids, `iter_maps`, `maps`), maps as the module docstring says."""
 
@@ -117,17 +117,6 @@ class MeasuredStore:
             chosen = list(range(self.num_layers)) if layers is None else list(layers)
             for example_id, maps in self.source.iter_maps(variant, task, examples=examples):
                 yield example_id, measure_maps({"weights": maps}, "rollout")[chosen]
-
-    def maps(
-        self,
-        variant: str,
-        task: str,
-        layers: Sequence[int] | None = None,
-        heads: Sequence[int] | None = None,
-        examples: Iterable[int] | None = None,
-    ) -> dict[int, np.ndarray]:
-        """example_id -> float32 maps [len(layers), len(heads), n, n] (None: all)."""
-        return dict(self.iter_maps(variant, task, layers, heads, examples))
 
 
 def measured_store(store: AttentionStore, measure: str) -> AttentionStore | MeasuredStore:

@@ -327,7 +327,32 @@ def write_attention(
     return writer.num_examples
 
 
-class AttentionStore:
+class MapReader:
+    """`maps` for any reader that streams maps with `iter_maps`."""
+
+    def iter_maps(
+        self,
+        variant: str,
+        task: str,
+        layers: Sequence[int] | None = None,
+        heads: Sequence[int] | None = None,
+        examples: Iterable[int] | None = None,
+    ) -> Iterator[tuple[int, np.ndarray]]:
+        raise NotImplementedError
+
+    def maps(
+        self,
+        variant: str,
+        task: str,
+        layers: Sequence[int] | None = None,
+        heads: Sequence[int] | None = None,
+        examples: Iterable[int] | None = None,
+    ) -> dict[int, np.ndarray]:
+        """example_id -> float32 maps [len(layers), len(heads), n, n] (None: all)."""
+        return dict(self.iter_maps(variant, task, layers, heads, examples))
+
+
+class AttentionStore(MapReader):
     """Reads an attention store as NumPy arrays, filtered by variant, task, example, layer, head."""
 
     def __init__(self, path: str | Path, expect_model: str | None = None) -> None:
@@ -475,17 +500,6 @@ class AttentionStore:
                 else:
                     out[:, j] = block
             yield int(self._index["example_id"][first]), out
-
-    def maps(
-        self,
-        variant: str,
-        task: str,
-        layers: Sequence[int] | None = None,
-        heads: Sequence[int] | None = None,
-        examples: Iterable[int] | None = None,
-    ) -> dict[int, np.ndarray]:
-        """example_id -> float32 maps [len(layers), len(heads), n, n] (None: all)."""
-        return dict(self.iter_maps(variant, task, layers, heads, examples))
 
     def all_tokens(self, task: str) -> dict[int, TokenInfo]:
         """example_id -> TokenInfo for every example of `task` (any variant)."""

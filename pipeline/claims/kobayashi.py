@@ -3,6 +3,8 @@ Kovaleva et al. and Clark et al. read in the weights survive weighting by the va
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pipeline.claims.claim import Claim
 from pipeline.claims.rules import Beyond
 
@@ -19,3 +21,7 @@ def special_tokens_survive_norms(task: str) -> Claim:
         rule=Beyond(SURVIVES),
         measure=lambda out: out.interval(("measures", task), "special_norms_over_weights"),
     )
+
+
+def claims(tasks: Sequence[str]) -> list[Claim]:
+    return [special_tokens_survive_norms(t) for t in tasks]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pipeline.claims.claim import Claim
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Measured
@@ -31,3 +33,7 @@ def large_fraction_prunable(task: str, seed: int) -> Claim:
         rule=Beyond(-SMALL_COST),
         measure=lambda out: pruned_cost(out, task, seed),
     )
+
+
+def claims(tasks: Sequence[str], seed: int) -> list[Claim]:
+    return [large_fraction_prunable(t, seed) for t in tasks]

@@ -13,14 +13,19 @@ from pipeline.core.errors import PipelineError
 
 class StageOutputs:
     """Read-only access to `<root>/metrics/**.json` and `<root>/plots/**.csv`; a missing
-    file or key fails in one line naming it and the stage to run."""
+    file or key fails in one line naming it and the stage to run. Each metrics file is read
+    once (many claims read the same file)."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._metrics: dict[Path, dict] = {}
 
     def metrics(self, *parts: str) -> dict:
         """The metrics file outputs/metrics/<parts>.json."""
-        return _read_json(self.root.joinpath("metrics", *parts[:-1], f"{parts[-1]}.json"))
+        path = self.root.joinpath("metrics", *parts[:-1], f"{parts[-1]}.json")
+        if path not in self._metrics:
+            self._metrics[path] = _read_json(path)
+        return self._metrics[path]
 
     def table(self, *parts: str) -> pd.DataFrame:
         """The table outputs/plots/<parts>.csv."""

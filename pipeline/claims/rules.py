@@ -8,6 +8,7 @@ when the interval straddles it: at this sample size the data cannot tell.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,6 +41,7 @@ class Measured:
 
 
 UNDEFINED = Measured(math.nan, math.nan, math.nan)
+FIELDS = ("statistic", "ci_low", "ci_high")
 
 
 @dataclass(frozen=True)
@@ -96,13 +98,7 @@ def smallest(*measured: Measured) -> Measured:
     minimum of the statistics and of each bound. Beyond(t) on it says `supported` exactly
     when every interval lies above t and `contradicted` when any lies below t. Undefined
     if any of them is."""
-    if any(m.undefined for m in measured):
-        return UNDEFINED
-    return Measured(
-        min(m.statistic for m in measured),
-        min(m.ci_low for m in measured),
-        min(m.ci_high for m in measured),
-    )
+    return _bound_wise(min, measured)
 
 
 def largest(*measured: Measured) -> Measured:
@@ -110,10 +106,11 @@ def largest(*measured: Measured) -> Measured:
     maximum of the statistics and of each bound. Beyond(t, side="below") on it says
     `supported` exactly when every interval lies below t and `contradicted` when any lies
     above t. Undefined if any of them is."""
+    return _bound_wise(max, measured)
+
+
+def _bound_wise(pick: Callable[..., float], measured: Sequence[Measured]) -> Measured:
+    """`pick` (min or max) of the statistics and of each bound, separately."""
     if any(m.undefined for m in measured):
         return UNDEFINED
-    return Measured(
-        max(m.statistic for m in measured),
-        max(m.ci_low for m in measured),
-        max(m.ci_high for m in measured),
-    )
+    return Measured(*(pick(getattr(m, f) for m in measured) for f in FIELDS))

@@ -21,8 +21,8 @@ def all_claims(out: StageOutputs, tasks: Sequence[str], seed: int) -> list[Claim
     return [
         *kovaleva.claims(tasks, seed),
         *clark.claims(tasks, out),
-        *[michel.large_fraction_prunable(t, seed) for t in tasks],
-        *[kobayashi.special_tokens_survive_norms(t) for t in tasks],
+        *michel.claims(tasks, seed),
+        *kobayashi.claims(tasks),
     ]
 
 

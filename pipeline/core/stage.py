@@ -88,9 +88,11 @@ def seed_folder(seed: int) -> str:
     return f"seed{seed}"
 
 
-def primary_seed_folder(params: Path = Path("params.yaml")) -> str:
-    """The primary seed's folder (`seed42`) of the composed config, for scripts outside DVC."""
-    return seed_folder(int(OmegaConf.load(params).seed))
+def primary_model(repo: Path, task: str) -> Path:
+    """The fine-tuned model of `task` for the primary seed of `repo`'s composed config
+    (<outputs>/models/<task>/seed<seed>), for scripts outside DVC."""
+    cfg = OmegaConf.load(repo / "params.yaml")
+    return repo / cfg.paths.outputs / "models" / task / seed_folder(int(cfg.seed))
 
 
 def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:

@@ -21,7 +21,14 @@ from pipeline.kovaleva.analysis import TaskAnalysis
 from pipeline.kovaleva.framenet import FilterRule
 from pipeline.kovaleva.framenet_heads import FrameNetHeads
 from pipeline.kovaleva.tables import VARIANTS
-from pipeline.report.figures import Captioned, attention_grid, head_heatmaps, map_panels
+from pipeline.report.figures import (
+    Captioned,
+    attention_grid,
+    finish_grid,
+    head_heatmaps,
+    map_panels,
+    panel_grid,
+)
 
 
 def whiskers(table: pd.DataFrame, value: str) -> np.ndarray:
@@ -42,11 +49,7 @@ def layer_profiles(
     """Per `facet` value one panel of `value` against `layer`, one line per `hue` value, each
     point with whiskers to its 95% interval (`<value>_ci_low`, `<value>_ci_high`)."""
     panels = [None] if facet is None else list(table[facet].drop_duplicates())
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
-    figure, axes = plt.subplots(
-        nrows, ncols, figsize=(3.6 * ncols, 2.8 * nrows), squeeze=False, sharex=True
-    )
+    figure, axes = panel_grid(len(panels), ncols, (3.6, 2.8), sharex=True)
     for ax, name in zip(axes.flat, panels, strict=False):
         part = table if name is None else table[table[facet] == name]
         lines = [(None, part)] if hue is None else list(part.groupby(hue, sort=False))
@@ -68,12 +71,7 @@ def layer_profiles(
             ax.set_title(str(name))
         if hue is not None and ax is axes.flat[0]:
             ax.legend(fontsize=7)  # one legend: every panel has the same lines
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
-    if title:
-        figure.suptitle(title)
-    figure.tight_layout()
-    return figure
+    return finish_grid(figure, axes, len(panels), title)
 
 
 def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]:

@@ -56,6 +56,31 @@ def _panel(
     )
 
 
+def panel_grid(
+    count: int, ncols: int, panel_size: tuple[float, float], **subplots
+) -> tuple[plt.Figure, np.ndarray]:
+    """A figure with `count` panels in rows of at most `ncols`, each `panel_size` inches
+    (width, height); axes [rows, cols] (`finish_grid` hides the unused ones)."""
+    ncols = min(ncols, count)
+    nrows = -(-count // ncols)
+    width, height = panel_size
+    return plt.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **subplots
+    )
+
+
+def finish_grid(
+    figure: plt.Figure, axes: np.ndarray, used: int, title: str | None = None
+) -> plt.Figure:
+    """Hide the panels after the first `used`, add the title, tighten the layout."""
+    for ax in axes.flat[used:]:
+        ax.set_visible(False)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    return figure
+
+
 def head_heatmaps(
     table: pd.DataFrame,
     value: str,
@@ -74,27 +99,18 @@ def head_heatmaps(
     With `shared_scale` every panel uses the table's overall min and max.
     """
     panels = [None] if facet is None else list(facets or table[facet].drop_duplicates())
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
     n_rows = table[rows].nunique()
     n_cols = table[cols].nunique()
     width = max(3.0, 0.45 * n_cols + 1.5)
     height = max(2.5, 0.35 * n_rows + 1.0)
-    figure, axes = plt.subplots(
-        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False
-    )
+    figure, axes = panel_grid(len(panels), ncols, (width, height))
     vmin, vmax = (table[value].min(), table[value].max()) if shared_scale else (None, None)
     for ax, name in zip(axes.flat, panels, strict=False):
         part = table if name is None else table[table[facet] == name]
         _panel(ax, part, rows, cols, value, vmin, vmax, annotate)
         if name is not None:
             ax.set_title(str(name))
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
-    if title:
-        figure.suptitle(title)
-    figure.tight_layout()
-    return figure
+    return finish_grid(figure, axes, len(panels), title)
 
 
 def attention_grid(
@@ -163,9 +179,7 @@ def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt
     `cells` has (rank, query, key, query_token, key_token, weight); `panels` has (rank,
     layer, head, score, optionally a `note` line) and orders and titles the panels.
     """
-    ncols = min(ncols, len(panels))
-    nrows = -(-len(panels) // ncols)
-    figure, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 4.2 * nrows), squeeze=False)
+    figure, axes = panel_grid(len(panels), ncols, (4.2, 4.2))
     for ax, (_, panel) in zip(axes.flat, panels.iterrows(), strict=False):
         part = cells[cells["rank"] == panel["rank"]]
         n = int(part["query"].max()) + 1
@@ -176,10 +190,7 @@ def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt
         if "note" in panel:
             title += f"\n{panel['note']}"
         attention_map(weights, tokens, ax, title)
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
-    figure.tight_layout()
-    return figure
+    return finish_grid(figure, axes, len(panels))
 
 
 def loss_curve_figure(curves: pd.DataFrame, task: str) -> plt.Figure:
