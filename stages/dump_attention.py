@@ -1,16 +1,17 @@
 """dump_attention: every attention map of the pre-trained and fine-tuned model on one task.
 
-Writes outputs/attention/<task>.parquet (pipeline/attention/store.py describes the layout)
-with the variants `pretrained` (the pre-trained encoder) and `finetuned`
-(outputs/models/<task>/seed<seed>/, the primary `seed`'s), on a seeded sample (stratified by
-label) of `dump_attention.num_examples` rows of the task's eval split, and a small metrics file
-outputs/metrics/dump_attention/<task>.json.
+Runs once per (task, seed) of `tasks` x `seeds`. Writes outputs/attention/<task>/seed<seed>.parquet
+(pipeline/attention/store.py describes the layout) with the variants `pretrained` (the
+pre-trained encoder) and `finetuned` (outputs/models/<task>/seed<seed>/), on a sample
+(stratified by label, seeded by the primary `seed`: the same rows for every fine-tuning seed)
+of `dump_attention.num_examples` rows of the task's eval split, and a small metrics file
+outputs/metrics/dump_attention/<task>/seed<seed>.json.
 """
 
 from __future__ import annotations
 
 from pipeline.attention.dump import DumpSettings, dump_task
-from pipeline.attention.store import config_hash
+from pipeline.attention.store import config_hash, store_path
 from pipeline.core.config import TaskSpec
 from pipeline.core.io import write_json
 from pipeline.core.precision import autocast
@@ -36,7 +37,7 @@ def run(stage: StageRun) -> None:
             tokenizer,
             task,
             read_split(stage.data(), task.name, task.eval_split),
-            stage.out("attention", f"{task.name}.parquet"),
+            store_path(stage.out("attention"), task.name, stage.seed),
             DumpSettings.from_config(cfg.dump_attention),
             max_length=cfg.shared.max_length,
             model_id=cfg.model.name,
@@ -45,7 +46,9 @@ def run(stage: StageRun) -> None:
             ),
             seed=cfg.seed,
         )
-    write_json(stage.out("metrics", "dump_attention", f"{task.name}.json"), metrics)
+    write_json(
+        stage.out("metrics", "dump_attention", task.name, f"{stage.seed_folder}.json"), metrics
+    )
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """gates: Voita et al. (2019) hard-concrete head gates with an L0 penalty, swept over lambda,
 beside Michel et al.'s gradient pruning curve, for one task's fine-tuned model.
 
-Reads outputs/models/<task>/seed<seed>/ (the primary `seed`'s), seeded samples of the task's
-train rows (to fit the gates) and dev rows (to evaluate them), and the ablate stage's
-pruning.csv and importance.csv from outputs/plots/ablate/<task>/seed<seed>/ (computed here
-when absent). Writes under
-outputs/plots/gates/<task>/ gates.csv (l0_lambda, heads_kept, task metrics), curves.csv (both
-methods), overlap.csv (Jaccard of the kept heads) and kept.csv; the figure
-outputs/figures/gates/<task>/gates_vs_pruning.png; and outputs/metrics/gates/<task>.json.
+Runs once per (task, seed) of `tasks` x `seeds`. Reads outputs/models/<task>/seed<seed>/,
+samples (seeded by the primary `seed`) of the task's train rows (to fit the gates) and dev
+rows (to evaluate them), and the ablate stage's pruning.csv and importance.csv from
+outputs/plots/ablate/<task>/seed<seed>/ (computed here when absent). Writes under
+outputs/plots/gates/<task>/seed<seed>/ gates.csv (l0_lambda, heads_kept, task metrics),
+curves.csv (both methods), overlap.csv (Jaccard of the kept heads) and kept.csv; the figure
+outputs/figures/gates/<task>/seed<seed>/gates_vs_pruning.png; and
+outputs/metrics/gates/<task>/seed<seed>.json.
 The work is pipeline.michel.gates_run.
 """
 
@@ -50,18 +51,20 @@ def run(stage: StageRun) -> None:
         seed=cfg.seed,
     )
 
-    plots = stage.out("plots", "gates", task.name)
+    plots = stage.out("plots", "gates", task.name, stage.seed_folder)
     for name, table in result.tables.items():
         write_table(plots / f"{name}.csv", table)
-    figures = stage.out("figures", "gates", task.name)
+    figures = stage.out("figures", "gates", task.name, stage.seed_folder)
     for name, drawn in gates_figures(result, task.name).items():
         save_figure(
             figures / f"{name}.png",
             drawn.figure,
             drawn.caption,
-            {"model": cfg.model.name, **drawn.config},
+            {"model": cfg.model.name, "seed": stage.seed, **drawn.config},
         )
-    write_json(stage.out("metrics", "gates", f"{task.name}.json"), result.metrics)
+    write_json(
+        stage.out("metrics", "gates", task.name, f"{stage.seed_folder}.json"), result.metrics
+    )
 
 
 if __name__ == "__main__":

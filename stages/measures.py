@@ -1,12 +1,13 @@
 """measures: attention received by [CLS], [SEP], punctuation and other tokens per layer under
 raw weights, value-weighted norms (Kobayashi et al. 2020) and rollout (Abnar and Zuidema 2020).
 
-Reads outputs/models/<task>/seed<seed>/ (the primary `seed`'s) and a seeded sample of
-`measures.num_examples` rows of the task's dev split; writes
-outputs/plots/measures/<task>/received.csv (task, measure, layer, token_type, received,
-ci_low, ci_high) and examples.csv, the figure
-outputs/figures/measures/<task>/received_by_type.png, and outputs/metrics/measures/<task>.json
-(`sep.norms.L6` = share received by [SEP] in layer 6 under norms). Layers are numbered from 1.
+Runs once per (task, seed) of `tasks` x `seeds`. Reads outputs/models/<task>/seed<seed>/ and a
+sample (seeded by the primary `seed`) of `measures.num_examples` rows of the task's dev split;
+writes outputs/plots/measures/<task>/seed<seed>/received.csv (task, measure, layer,
+token_type, received, ci_low, ci_high) and examples.csv, the figure
+outputs/figures/measures/<task>/seed<seed>/received_by_type.png, and
+outputs/metrics/measures/<task>/seed<seed>.json (`sep.norms.L6` = share received by [SEP] in
+layer 6 under norms). Layers are numbered from 1.
 The analysis is pipeline.attention.measures.
 """
 
@@ -37,14 +38,16 @@ def run(stage: StageRun) -> None:
         seed=cfg.seed,
     )
 
-    plots = stage.out("plots", "measures", task.name)
+    plots = stage.out("plots", "measures", task.name, stage.seed_folder)
     write_table(plots / "received.csv", result.received)
     write_table(plots / "examples.csv", result.examples)
-    figures = stage.out("figures", "measures", task.name)
+    figures = stage.out("figures", "measures", task.name, stage.seed_folder)
     for name, drawn in measures_figures(result, task.name).items():
-        config = {"model": cfg.model.name, **drawn.config}
+        config = {"model": cfg.model.name, "seed": stage.seed, **drawn.config}
         save_figure(figures / f"{name}.png", drawn.figure, drawn.caption, config)
-    write_json(stage.out("metrics", "measures", f"{task.name}.json"), result.metrics)
+    write_json(
+        stage.out("metrics", "measures", task.name, f"{stage.seed_folder}.json"), result.metrics
+    )
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 """patterns_apply: the share of each attention-pattern type per task and model (Fig. 2).
 
-Classifies, with the CNN of patterns_train, the map of every layer x head on the first
-`patterns.num_examples` dumped dev examples of each task (the dump's seeded sample), for the
-pre-trained and the fine-tuned model. Writes outputs/patterns/predictions.parquet (one row
-per map: the CNN's type and probability, the seed-stability ensemble's type, the rule's type;
-layers and heads from 1), the table of shares outputs/plots/patterns_apply/shares.csv (task,
-variant, class, count, share, ci_low, ci_high: 95% bootstrap intervals over examples) drawn
-as Fig. 2 under outputs/figures/patterns_apply/, the vertical type's margin over the next
-type and its share on [CLS]/[SEP] columns outputs/plots/patterns_apply/vertical.csv (task,
-variant, statistic, maps, estimate, ci_low, ci_high), and outputs/metrics/patterns_apply.json
+Runs once per fine-tuning seed of `seeds`. Classifies, with the CNN of patterns_train, the map
+of every layer x head on the first `patterns.num_examples` dumped dev examples of each task
+(outputs/attention/<task>/seed<seed>.parquet: the dump's seeded sample), for the pre-trained
+and the fine-tuned model. Writes outputs/patterns/predictions/seed<seed>.parquet (one row per
+map: the CNN's type and probability, the seed-stability ensemble's type, the rule's type;
+layers and heads from 1), the table of shares outputs/plots/patterns_apply/seed<seed>/shares.csv
+(task, variant, class, count, share, ci_low, ci_high: 95% bootstrap intervals over examples)
+drawn as Fig. 2 under outputs/figures/patterns_apply/seed<seed>/, the vertical type's margin
+over the next type and its share on [CLS]/[SEP] columns
+outputs/plots/patterns_apply/seed<seed>/vertical.csv (task, variant, statistic, maps,
+estimate, ci_low, ci_high), and outputs/metrics/patterns_apply/seed<seed>.json
 (`<task>.<variant>.<class>`, `.vertical_margin`, `.vertical_on_special`, each with its
 interval, the agreement with the rule, and `seed_stability.max_share_change`).
 """
@@ -35,22 +37,27 @@ def run(stage: StageRun) -> None:
     settings = PatternSettings.from_config(stage.cfg.patterns, stage.cfg.seed)
     torch.set_num_threads(settings.threads)
     classifier = load_classifier(stage.upstream("patterns", "cnn.pt"))
-    stores = open_stores(stage.upstream("attention"), stage.task_names, stage.cfg.model.name)
+    stores = open_stores(
+        stage.upstream("attention"), stage.task_names, stage.cfg.model.name, stage.seed
+    )
     classified = classify_heads(classifier.ensembles, classifier.input_size, stores, settings)
 
+    seed = stage.seed_folder
     write_table(
-        stage.out("patterns", "predictions.parquet"), numbered_from_one(classified.predictions)
+        stage.out("patterns", "predictions", f"{seed}.parquet"),
+        numbered_from_one(classified.predictions),
     )
-    write_table(stage.out("plots", "patterns_apply", "shares.csv"), classified.shares)
-    write_table(stage.out("plots", "patterns_apply", "vertical.csv"), classified.vertical)
-    write_json(stage.out("metrics", "patterns_apply.json"), classified.metrics)
+    write_table(stage.out("plots", "patterns_apply", seed, "shares.csv"), classified.shares)
+    write_table(stage.out("plots", "patterns_apply", seed, "vertical.csv"), classified.vertical)
+    write_json(stage.out("metrics", "patterns_apply", f"{seed}.json"), classified.metrics)
     config = {
         "num_examples": settings.num_examples,
         "model": stage.cfg.model.name,
+        "seed": stage.seed,
         "labels_from": classifier.trained_on,
     }
     save_figure(
-        stage.out("figures", "patterns_apply", "fig2_pattern_shares.png"),
+        stage.out("figures", "patterns_apply", seed, "fig2_pattern_shares.png"),
         pattern_shares_figure(classified.shares),
         SHARES_CAPTION,
         config,

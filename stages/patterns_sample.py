@@ -1,8 +1,9 @@
 """patterns_sample: draw a round of maps to label by eye (not a DVC stage).
 
 `python -m stages.patterns_sample --dvc` draws `patterns.sample.per_class` maps of each rule
-class in `patterns.sample.classes` from the dumps outputs/attention/<task>.parquet of the
-`patterns.sample.variants` models (seed `seed`; maps sampled before are never drawn again;
+class in `patterns.sample.classes` from the dumps outputs/attention/<task>/seed<seed>.parquet
+of the `patterns.sample.variants` models (the primary `seed`, which also seeds the draw; maps
+sampled before are never drawn again;
 the rule, with the thresholds of `patterns.heuristic`, only chooses which maps to look at)
 and appends them to data/annotations/<model.name>/: sample.csv (where each map comes from,
 layers and heads from 1, the rule's class) and maps.npz (the maps and their word pieces).
@@ -39,7 +40,7 @@ def run(stage: StageRun) -> None:
     )
     maps = {} if first_round else read_map_set(folder / MAPS_FILE)
     tasks = list(stage.cfg.tasks)  # every dumped task, in a Hydra job too
-    stores = open_stores(stage.upstream("attention"), tasks, stage.cfg.model.name)
+    stores = open_stores(stage.upstream("attention"), tasks, stage.cfg.model.name, stage.seed)
     s = settings.sample
     rows, new_maps = sample_round(
         stores, s.variants, s.classes, s.per_class, settings.thresholds, settings.seed, before

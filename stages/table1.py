@@ -1,12 +1,13 @@
 """table1: Kovaleva et al. Table 1, dev scores per task and training regime, with intervals.
 
-Reads the finetune stage's per-example dev predictions of the primary seed,
-outputs/plots/finetune/<task>/seed<seed>/predictions.csv, for every task and writes
-outputs/plots/table1/table1.csv (each task's main metric: the regimes' scores and the paired
-differences finetuned - random_init and random_init - pretrained, with 95% bootstrap
-intervals over the dev rows), outputs/plots/table1/table1_all_metrics.csv (the same for
-every metric of each task), outputs/figures/table1/table1.png and outputs/metrics/table1.json
-(flat keys `<task>.<regime>`, `<task>.<difference>`, each with `_ci_low`/`_ci_high`).
+Runs once per fine-tuning seed of `seeds`. Reads the finetune stage's per-example dev
+predictions of that seed, outputs/plots/finetune/<task>/seed<seed>/predictions.csv, for every
+task and writes, under outputs/plots/table1/seed<seed>/, table1.csv (each task's main metric:
+the regimes' scores and the paired differences finetuned - random_init and random_init -
+pretrained, with 95% bootstrap intervals over the dev rows) and table1_all_metrics.csv (the
+same for every metric of each task), outputs/figures/table1/seed<seed>/table1.png and
+outputs/metrics/table1/seed<seed>.json (flat keys `<task>.<regime>`, `<task>.<difference>`,
+each with `_ci_low`/`_ci_high`).
 """
 
 from __future__ import annotations
@@ -26,25 +27,25 @@ from pipeline.kovaleva.table1 import (
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
+    cfg, seed = stage.cfg, stage.seed_folder
     tasks = [load_task(task) for task in stage.task_names]
     predictions = {
         task.name: read_predictions(
-            stage.upstream("plots", "finetune", task.name, f"seed{cfg.seed}", "predictions.csv"),
+            stage.upstream("plots", "finetune", task.name, seed, "predictions.csv"),
             task.name,
         )
         for task in tasks
     }
     resamples = cfg.table1.bootstrap_resamples
     table = table1(tasks, predictions, n_resamples=resamples, seed=cfg.seed)
-    write_table(stage.out("plots", "table1", "table1.csv"), main_rows(table))
-    write_table(stage.out("plots", "table1", "table1_all_metrics.csv"), table)
-    config = {"model": cfg.model.name, "seed": cfg.seed, "bootstrap_resamples": resamples}
+    write_table(stage.out("plots", "table1", seed, "table1.csv"), main_rows(table))
+    write_table(stage.out("plots", "table1", seed, "table1_all_metrics.csv"), table)
+    config = {"model": cfg.model.name, "seed": stage.seed, "bootstrap_resamples": resamples}
     drawn_figures = table1_figures(main_rows(table), REGIMES, list(DIFFERENCES), config)
     for name, drawn in drawn_figures.items():
-        path = stage.out("figures", "table1", f"{name}.png")
+        path = stage.out("figures", "table1", seed, f"{name}.png")
         save_figure(path, drawn.figure, drawn.caption, drawn.config)
-    write_json(stage.out("metrics", "table1.json"), table1_metrics(table))
+    write_json(stage.out("metrics", "table1", f"{seed}.json"), table1_metrics(table))
 
 
 if __name__ == "__main__":

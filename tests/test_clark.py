@@ -14,7 +14,7 @@ import torch
 from omegaconf import OmegaConf, open_dict
 
 from pipeline.attention.engine import attach
-from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
@@ -537,16 +537,19 @@ def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
     from stages import clark_heads
 
     stage = micro_stage(tmp_path, "rte")
-    write_hand_built_store(stage.upstream("attention", "rte.parquet"), stage.cfg.model.name)
+    write_hand_built_store(
+        store_path(stage.upstream("attention"), "rte", stage.seed), stage.cfg.model.name
+    )
     clark_heads.run(stage)
-    metrics = json.loads(stage.out("metrics", "clark_heads", "rte.json").read_text())
+    seed = stage.seed_folder
+    metrics = json.loads(stage.out("metrics", "clark_heads", "rte", f"{seed}.json").read_text())
     assert not [key for key in metrics if key.endswith("seconds")]
     # layer 1: head 1 gives [CLS] only its rows 0 ([CLS] itself) and 1 (previous); layer 2: all
     assert metrics["cls_peak_layer"] == 2 and metrics["cls_peak_layer_attention"] == 1.0
     assert metrics["previous_peak_layer"] == 1
     assert metrics["previous_peak_layer_attention"] == pytest.approx((1 / 6 + 5 / 6) / 2)
     assert metrics["examples"] == 3
-    plots = stage.out("plots", "clark_heads", "rte")
+    plots = stage.out("plots", "clark_heads", "rte", seed)
     clusters = pd.read_csv(plots / "clusters.csv")
     assert clusters.set_index(["layer", "head"])["behaviour"].to_dict() == {
         (1, 1): "cls",
@@ -559,7 +562,7 @@ def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
         assert sorted(set(table["layer"])) == [1, 2] and sorted(set(table["head"])) == [1, 2]
     assert pd.read_csv(plots / "distances.csv")["head"].iloc[-1] == "L2-H2"
     for name in ("targets", "entropy", "clusters"):
-        figure = stage.out("figures", "clark_heads", "rte", f"{name}.png")
+        figure = stage.out("figures", "clark_heads", "rte", seed, f"{name}.png")
         assert figure.stat().st_size > 0
         assert json.loads(figure.with_suffix(".json").read_text())["config"]["examples"] == 3
 

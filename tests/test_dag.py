@@ -89,10 +89,13 @@ def dvc_stages() -> dict[str, dict]:
         if "foreach" in spec:
             text = yaml.safe_dump(spec["do"]).replace("${item}", A_TASK)
             expanded[f"{name}@{A_TASK}"] = {**yaml.safe_load(text), "per_task": True}
-        elif "matrix" in spec:
+        elif "matrix" in spec and "task" in spec["matrix"]:
             text = yaml.safe_dump(spec).replace("${item.task}", A_TASK)
             text = text.replace("${item.seed}", A_SEED)
             expanded[f"{name}@{A_TASK}-{A_SEED}"] = {**yaml.safe_load(text), "per_task": True}
+        elif "matrix" in spec:  # per seed only
+            text = yaml.safe_dump(spec).replace("${item.seed}", A_SEED)
+            expanded[f"{name}@{A_SEED}"] = yaml.safe_load(text)
         else:
             expanded[name] = spec
     return expanded

@@ -57,7 +57,8 @@ def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
     root, frame = prepared
     stage = micro_stage(root)
     dump_attention.run(stage)
-    store = AttentionStore(root / "outputs/attention/mrpc.parquet", expect_model="tiny_random")
+    dumped = root / "outputs/attention/mrpc/seed42.parquet"
+    store = AttentionStore(dumped, expect_model="tiny_random")
     assert store.variants == ["finetuned", "pretrained"]
     assert (store.num_layers, store.num_heads) == (2, 4)
     sample = evaluation_sample(frame, load_task("mrpc"), 16, stage.cfg.seed)
@@ -83,7 +84,7 @@ def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
         np.testing.assert_allclose(maps.sum(-1), np.ones((1, 4, n)), atol=3e-3)
         assert not np.allclose(maps, stored[example_id][[1]], atol=1e-3)
 
-    metrics = json.loads((root / "outputs/metrics/dump_attention/mrpc.json").read_text())
+    metrics = json.loads((root / "outputs/metrics/dump_attention/mrpc/seed42.json").read_text())
     assert metrics["examples"] == 16
     assert 0 < metrics["bytes_vs_raw_float16"] < 1
     assert set(metrics) == {"examples", "mean_tokens", "file_mib", "bytes_vs_raw_float16"}
@@ -94,7 +95,7 @@ def test_dump_stage_without_finetuned_model_says_what_to_run(prepared):
     (root / "outputs/models/mrpc/seed42/config.json").unlink()  # the primary seed
     with pytest.raises(PipelineError, match="run `dvc repro finetune`"):
         dump_attention.run(micro_stage(root))
-    assert not (root / "outputs/attention/mrpc.parquet").exists()
+    assert not (root / "outputs/attention/mrpc/seed42.parquet").exists()
 
 
 def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer):

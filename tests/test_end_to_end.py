@@ -64,6 +64,16 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     assert {"finetuned.accuracy", "pretrained.accuracy", "random_init.accuracy"} <= set(finetune)
     shown = json.loads(_run(["dvc", "metrics", "show", "--json"], root, env))
     assert "outputs/metrics/finetune/rte/seed42.json" in json.dumps(shown)
+    for seed in ("seed42", "seed43"):  # every stage downstream of fine-tuning, per seed
+        for stage in ("dump_attention", "analyze", "clark_heads", "measures", "gates"):
+            assert (root / f"outputs/metrics/{stage}/mrpc/{seed}.json").exists(), (stage, seed)
+        for stage in ("patterns_apply", "table1"):
+            assert (root / f"outputs/metrics/{stage}/{seed}.json").exists(), (stage, seed)
+    by_seed = (root / "outputs/plots/claims/claims_by_seed.csv").read_text()
+    assert {row["seed"] for row in csv.DictReader(io.StringIO(by_seed))} == {"42", "43"}
+    claims = json.loads((root / "outputs/metrics/claims.json").read_text())
+    assert claims["verdicts.seeds"] == 2
+    assert "mrpc.metric_sd" in json.loads((root / "outputs/metrics/cross_seed.json").read_text())
     model = yaml.safe_load((root / "params.yaml").read_text())["model"]["random_config"]
     shape = model["num_hidden_layers"], model["num_attention_heads"]
     assert numbering_violations(root / "outputs", *shape) == []

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 from pipeline.core.params import compose_params
@@ -281,7 +281,7 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
             maps = np.stack([np.stack([to_sep] * 4), np.stack([second] * 4)])  # [2, 4, n, n]
             records.append((variant, "rte", example_id, maps, info))
     write_attention(
-        stage.upstream("attention", "rte.parquet"),
+        store_path(stage.upstream("attention"), "rte", stage.seed),
         records,
         model_id=stage.cfg.model.name,
         num_layers=2,
@@ -289,7 +289,8 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
         config_hash="test",
     )
     analyze.run(stage)
-    metrics = json.loads(stage.out("metrics", "analyze", "rte.json").read_text())
+    seed = stage.seed_folder
+    metrics = json.loads(stage.out("metrics", "analyze", "rte", f"{seed}.json").read_text())
     # layer 2: cos(all-to-[SEP], identity) = 1 / n, averaged over n = 8 and n = 5
     assert metrics["cosine.L1"] == pytest.approx(1.0)
     assert metrics["cosine.L2"] == pytest.approx((1 / 8 + 1 / 5) / 2)
@@ -300,7 +301,7 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
     assert metrics["cls_last_layer.finetuned.cls.top_head"] == "L2-H1"
     assert metrics["examples"] == 2
     assert not [key for key in metrics if key.endswith("_seconds")]
-    plots = stage.out("plots", "analyze", "rte")
+    plots = stage.out("plots", "analyze", "rte", seed)
     cosine = pd.read_csv(plots / "cosine.csv")
     assert cosine[["layer", "head"]].drop_duplicates().shape == (8, 2)
     assert (sorted(set(cosine["layer"])), sorted(set(cosine["head"]))) == ([1, 2], [1, 2, 3, 4])
@@ -314,7 +315,7 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
     assert counts["nouns"] == 2 and counts["[CLS]"] == 2
     pretrained = types[(types["variant"] == "pretrained") & (types["type"] == "nouns")]
     assert np.allclose(pretrained["score"], 0.0)  # nobody attends to the nouns
-    names = {p.name for p in stage.out("figures", "analyze", "rte").glob("*.png")}
+    names = {p.name for p in stage.out("figures", "analyze", "rte", seed).glob("*.png")}
     layers = pd.read_csv(plots / "cosine_layers.csv").set_index("layer")
     assert layers.loc[2, "cosine_ci_low"] == pytest.approx(1 / 8)  # the resamples' extremes
     assert layers.loc[2, "cosine_ci_high"] == pytest.approx(1 / 5)

@@ -650,7 +650,7 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
                 info = TokenInfo(tokens, segments, np.arange(n), np.zeros((n, 2)), ())
                 records.append((variant, task, example_id, maps, info))
         write_attention(
-            tmp_path / "outputs" / "attention" / f"{task}.parquet",
+            tmp_path / "outputs" / "attention" / task / "seed42.parquet",  # the primary seed
             records,
             model_id="tiny_random",
             num_layers=2,
@@ -706,19 +706,20 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
     ).exists()
 
     patterns_apply.run(stage)
-    shares = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_apply" / "shares.csv")
+    applied = tmp_path / "outputs" / "plots" / "patterns_apply" / "seed42"
+    shares = pd.read_csv(applied / "shares.csv")
     assert len(shares) == 2 * 2 * len(CLASSES)  # tasks x variants x classes
     np.testing.assert_allclose(shares.groupby(["task", "variant"])["share"].sum(), 1.0, atol=1e-5)
     assert (shares["ci_low"] <= shares["share"] + 1e-9).all()
     assert (shares["share"] <= shares["ci_high"] + 1e-9).all()
-    predictions = pd.read_parquet(tmp_path / "outputs" / "patterns" / "predictions.parquet")
+    predictions = pd.read_parquet(tmp_path / "outputs/patterns/predictions/seed42.parquet")
     assert len(predictions) == 2 * 2 * 8 * 6  # tasks x variants x num_examples x heads
     assert set(predictions["layer"]) == {1, 2} and set(predictions["head"]) == {1, 2, 3}
     apply_metrics = pd.read_json(
-        tmp_path / "outputs" / "metrics" / "patterns_apply.json", typ="series"
+        tmp_path / "outputs" / "metrics" / "patterns_apply" / "seed42.json", typ="series"
     )
     assert 0 <= apply_metrics["seed_stability.max_share_change"] <= 1
-    vertical = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_apply" / "vertical.csv")
+    vertical = pd.read_csv(applied / "vertical.csv")
     assert len(vertical) == 2 * 2 * 2  # tasks x variants x statistics
     for statistic in ("vertical_margin", "vertical_on_special"):
         key = f"rte.pretrained.{statistic}"
@@ -731,5 +732,5 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
         margin["vertical"] - margin.drop("vertical").max(), abs=1e-4
     )
     assert (
-        tmp_path / "outputs" / "figures" / "patterns_apply" / "fig2_pattern_shares.png"
+        tmp_path / "outputs" / "figures" / "patterns_apply" / "seed42" / "fig2_pattern_shares.png"
     ).exists()

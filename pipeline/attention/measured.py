@@ -37,8 +37,8 @@ def check_measure(measure: str) -> None:
 
 
 def measure_path(path: str | Path, measure: str) -> Path:
-    """Where the dump keeps `measure`: the weights at `path` (<task>.parquet), a captured
-    measure beside it (<task>.norms.parquet)."""
+    """Where the dump keeps `measure`: the weights at `path` (<task>/seed<seed>.parquet), a
+    captured measure beside it (<task>/seed<seed>.norms.parquet)."""
     path = Path(path)
     return path if measure == "weights" else path.with_name(f"{path.stem}.{measure}{path.suffix}")
 

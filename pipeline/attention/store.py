@@ -1,6 +1,7 @@
 """The attention store: attention maps and their tokens in one Parquet file.
 
-Layout (one file, e.g. outputs/attention/<task>.parquet):
+Layout (one file per task and fine-tuning seed, outputs/attention/<task>/seed<seed>.parquet,
+see `store_path`):
 - one row per (variant, task, example_id, layer), rows sorted by that key;
 - id columns `variant`, `task` (dictionary-encoded strings), `example_id`, `layer`, `length`
   (the example's real length n); only these are dictionary-encoded and carry statistics;
@@ -38,6 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.attention.engine import check_head
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
+from pipeline.core.stage import seed_folder
 
 SCHEMA_VERSION = 1
 METADATA_KEY = b"dark_secrets.attention"
@@ -45,6 +47,12 @@ ID_COLUMNS = ("variant", "task", "example_id", "layer", "length")
 TOKEN_COLUMNS = ("tokens", "segment_ids", "word_ids", "offsets", "texts")
 Quantize = Literal["none", "uint8"]
 QUANTIZE_MODES = ("none", "uint8")
+
+
+def store_path(root: Path, task: str, seed: int) -> Path:
+    """The dump of `task` made with the model fine-tuned with `seed` (its pre-trained maps
+    beside the fine-tuned ones): <root>/<task>/seed<seed>.parquet."""
+    return Path(root) / task / f"{seed_folder(seed)}.parquet"
 
 
 @dataclass(frozen=True)

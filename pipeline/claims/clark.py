@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pipeline.claims.claim import Claim
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond
+from pipeline.core.stage import seed_folder
 
 PAPER = "Clark et al. 2019"
 UD = ("clark_syntax", "ud")
@@ -53,19 +54,21 @@ def probe_beats_right_branching() -> Claim:
     )
 
 
-def same_layer_heads_alike(task: str) -> Claim:
+def same_layer_heads_alike(task: str, seed: int) -> Claim:
     return Claim(
         name=f"clark.same_layer_heads_alike.{task}",
         source=f"{PAPER}, Sec. 6, Fig. 6",
         finding=f"heads of the same layer behave alike ({task})",
         statistic="mean distance between heads of different layers - of the same layer",
         rule=Beyond(0.0),
-        measure=lambda out: out.interval(("clark_heads", task), "same_layer_margin"),
+        measure=lambda out: out.interval(
+            ("clark_heads", task, seed_folder(seed)), "same_layer_margin"
+        ),
     )
 
 
-def claims(tasks: Sequence[str], out: StageOutputs) -> list[Claim]:
+def claims(tasks: Sequence[str], seed: int, out: StageOutputs) -> list[Claim]:
     found = [head_beats_offset(r) for r in relations(out)]
     found += [coref_head_beats_nearest(), probe_beats_right_branching()]
-    found += [same_layer_heads_alike(t) for t in tasks]
+    found += [same_layer_heads_alike(t, seed) for t in tasks]
     return found

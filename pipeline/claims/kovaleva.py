@@ -1,5 +1,6 @@
 """Kovaleva et al. (2019), "Revealing the Dark Secrets of BERT": the findings this pipeline
-tests, each with its rule. Thresholds are the ones written here."""
+tests, each with its rule. Thresholds are the ones written here. Every finding about a
+fine-tuned model is read from the outputs of one fine-tuning seed."""
 
 from __future__ import annotations
 
@@ -17,31 +18,36 @@ from pipeline.claims.rules import (
     largest,
     smallest,
 )
+from pipeline.core.stage import seed_folder
 from pipeline.kovaleva.patterns import CLASSES
 
 PAPER = "Kovaleva et al. 2019"
 SIMILAR_SHARES = 0.10  # shares are "similar" when no type's differs by 10 points between tasks
 SPECIAL_MAJORITY = 0.5  # "the vertical pattern is attention to [CLS]/[SEP]": most vertical maps
 STAND_OUT = 2.0  # a FrameNet head "stands out" at twice the median head's score
-PATTERNS = ("patterns_apply",)
 
 
-def vertical_most_frequent(task: str, condition: str) -> Claim:
+def patterns(seed: int) -> tuple[str, str]:
+    """The patterns_apply metrics file of fine-tuning seed `seed`."""
+    return ("patterns_apply", seed_folder(seed))
+
+
+def vertical_most_frequent(task: str, condition: str, seed: int) -> Claim:
     return Claim(
         name=f"kovaleva.vertical_most_frequent.{task}.{condition}",
         source=f"{PAPER}, Sec. 4.1, Fig. 2",
         finding=f"vertical is the most frequent pattern type ({task}, {condition})",
         statistic="vertical share - the largest other type's share",
         rule=Beyond(0.0),
-        measure=lambda out: out.interval(PATTERNS, f"{task}.{condition}.vertical_margin"),
+        measure=lambda out: out.interval(patterns(seed), f"{task}.{condition}.vertical_margin"),
     )
 
 
-def shares_similar_across_tasks(tasks: Sequence[str], condition: str) -> Claim:
+def shares_similar_across_tasks(tasks: Sequence[str], condition: str, seed: int) -> Claim:
     def measure(out: StageOutputs) -> Measured:
         spreads = []
         for kind in CLASSES:
-            shares = [out.interval(PATTERNS, f"{t}.{condition}.{kind}") for t in tasks]
+            shares = [out.interval(patterns(seed), f"{t}.{condition}.{kind}") for t in tasks]
             spreads.append(spread(shares))
         return largest(*spreads)
 
@@ -66,9 +72,9 @@ def spread(shares: Sequence[Measured]) -> Measured:
     )
 
 
-def last_layers_change_most(task: str) -> Claim:
+def last_layers_change_most(task: str, seed: int) -> Claim:
     def measure(out: StageOutputs) -> Measured:
-        analyzed = ("analyze", task)
+        analyzed = ("analyze", task, seed_folder(seed))
         if "cosine.L3" not in out.metrics(*analyzed):
             return UNDEFINED  # fewer than three layers: no "other" layers to compare with
         return out.interval(analyzed, "cosine.last_two_margin")
@@ -84,11 +90,12 @@ def last_layers_change_most(task: str) -> Claim:
     )
 
 
-def table1_order(task: str) -> Claim:
+def table1_order(task: str, seed: int) -> Claim:
     def measure(out: StageOutputs) -> Measured:
+        table1 = ("table1", seed_folder(seed))
         return smallest(
-            out.interval(("table1",), f"{task}.finetuned_minus_random_init"),
-            out.interval(("table1",), f"{task}.random_init_minus_pretrained"),
+            out.interval(table1, f"{task}.finetuned_minus_random_init"),
+            out.interval(table1, f"{task}.random_init_minus_pretrained"),
         )
 
     return Claim(
@@ -102,11 +109,11 @@ def table1_order(task: str) -> Claim:
 
 
 def removal_helps(task: str, seed: int, unit: str) -> Claim:
-    """Figs. 8 (unit `heads`) and 9 (unit `layers`), from the ablation table of the primary
-    seed's model."""
+    """Figs. 8 (unit `heads`) and 9 (unit `layers`), from the ablation table of the model
+    fine-tuned with `seed`."""
 
     def measure(out: StageOutputs) -> Measured:
-        return best_removal(out.table("ablate", task, f"seed{seed}", unit))
+        return best_removal(out.table("ablate", task, seed_folder(seed), unit))
 
     figure = "Fig. 8" if unit == "heads" else "Fig. 9"
     return Claim(
@@ -132,15 +139,15 @@ def best_removal(table: pd.DataFrame, alpha: float = 0.05) -> Measured:
     )
 
 
-def vertical_is_special_tokens(task: str) -> Claim:
+def vertical_is_special_tokens(task: str, seed: int) -> Claim:
     def measure(out: StageOutputs) -> Measured:
         key = f"{task}.finetuned.vertical_on_special"
         if (
-            key not in out.metrics(*PATTERNS)
-            and out.value(PATTERNS, f"{task}.finetuned.vertical") == 0
+            key not in out.metrics(*patterns(seed))
+            and out.value(patterns(seed), f"{task}.finetuned.vertical") == 0
         ):
             return UNDEFINED  # no map called vertical: nothing to test
-        return out.interval(PATTERNS, key)
+        return out.interval(patterns(seed), key)
 
     return Claim(
         name=f"kovaleva.vertical_is_special_tokens.{task}",
@@ -164,12 +171,13 @@ def framenet_heads_stand_out() -> Claim:
 
 
 def claims(tasks: Sequence[str], seed: int) -> list[Claim]:
-    found = [table1_order(t) for t in tasks]
-    found += [vertical_most_frequent(t, c) for t in tasks for c in ("pretrained", "finetuned")]
+    conditions = ("pretrained", "finetuned")
+    found = [table1_order(t, seed) for t in tasks]
+    found += [vertical_most_frequent(t, c, seed) for t in tasks for c in conditions]
     if len(tasks) > 1:
-        found += [shares_similar_across_tasks(tasks, c) for c in ("pretrained", "finetuned")]
-    found += [vertical_is_special_tokens(t) for t in tasks]
-    found += [last_layers_change_most(t) for t in tasks]
+        found += [shares_similar_across_tasks(tasks, c, seed) for c in conditions]
+    found += [vertical_is_special_tokens(t, seed) for t in tasks]
+    found += [last_layers_change_most(t, seed) for t in tasks]
     found += [removal_helps(t, seed, unit) for unit in ("heads", "layers") for t in tasks]
     found.append(framenet_heads_stand_out())
     return found

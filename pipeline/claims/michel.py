@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pipeline.claims.claim import Claim
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Measured
+from pipeline.core.stage import seed_folder
 
 PAPER = "Michel et al. 2019"
 PRUNED = 0.4  # fraction of heads pruned by gradient importance (Michel et al.: ~40% for BERT)
@@ -16,7 +17,7 @@ SMALL_COST = 0.05  # a "small cost": the main metric drops by less than 0.05
 def pruned_cost(out: StageOutputs, task: str, seed: int) -> Measured:
     """The main metric's change at the pruning-curve point nearest PRUNED, with its paired
     interval (the same rows pruned and unpruned)."""
-    curve = out.table("ablate", task, f"seed{seed}", "pruning")
+    curve = out.table("ablate", task, seed_folder(seed), "pruning")
     point = curve.loc[(curve["fraction_pruned"] - PRUNED).abs().idxmin()]
     return Measured(
         float(point["delta"]), float(point["delta_ci_low"]), float(point["delta_ci_high"])

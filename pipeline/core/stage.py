@@ -10,7 +10,8 @@ Each job writes under its own Hydra folder and never touches the DVC-tracked out
 reads its inputs (prepared data, fine-tuned models) from them. Its fine-tuning seed is `seed`.
 
 `seed` is also the seed of every data sample (so all seeds are scored on the same rows) and
-the primary seed: stages that read one fine-tuned model read the primary seed's.
+the primary seed: the one whose results the claims table quotes, and the one a Hydra job
+reads. Under DVC every stage downstream of fine-tuning runs per seed (`--seed`).
 """
 
 from __future__ import annotations

@@ -93,7 +93,8 @@ def _estimate(estimate: float, low: float, high: float) -> str:
 
 
 def _claims_html(path: Path) -> str:
-    """The claims table in full: finding, estimate [interval], verdict, rule."""
+    """The claims table in full: finding, estimate [interval], verdict, the seeds that agree,
+    rule."""
     rows = []
     for claim in pd.read_csv(path).itertuples():
         rows.append(
@@ -102,11 +103,11 @@ def _claims_html(path: Path) -> str:
             f"</td><td>{html.escape(claim.statistic)}</td>"
             f"<td>{_estimate(claim.estimate, claim.ci_low, claim.ci_high)}</td>"
             f'<td class="{claim.verdict}">{claim.verdict}</td>'
+            f"<td>{claim.seeds_same_verdict} of {claim.seeds}</td>"
             f"<td>{html.escape(claim.rule)}</td></tr>"
         )
-    header = "".join(
-        f"<th>{h}</th>" for h in ("finding", "statistic", "estimate [95% CI]", "verdict", "rule")
-    )
+    columns = ("finding", "statistic", "estimate [95% CI]", "verdict", "seeds agreeing", "rule")
+    header = "".join(f"<th>{h}</th>" for h in columns)
     return f'<table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
 
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.attention.store import AttentionStore
+from pipeline.attention.store import AttentionStore, store_path
 
 
-def open_stores(folder: Path, tasks: Sequence[str], model: str) -> dict[str, AttentionStore]:
-    """task -> its attention store `folder/<task>.parquet`, checked to hold `model`'s maps."""
-    return {task: AttentionStore(folder / f"{task}.parquet", expect_model=model) for task in tasks}
+def open_stores(
+    root: Path, tasks: Sequence[str], model: str, seed: int
+) -> dict[str, AttentionStore]:
+    """task -> its attention store under `root` for fine-tuning seed `seed`
+    (`store_path`), checked to hold `model`'s maps."""
+    return {
+        task: AttentionStore(store_path(root, task, seed), expect_model=model) for task in tasks
+    }
