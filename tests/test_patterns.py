@@ -4,6 +4,7 @@ the classify command, the sampler, the annotation page and the stages."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +31,11 @@ from pipeline.kovaleva.patterns.cnn import (
     pairs_of,
     predict,
     save_classifier,
+    train,
 )
 from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.features import map_features, special_mask
-from pipeline.kovaleva.patterns.fit import fit
+from pipeline.kovaleva.patterns.fit import Job, fit, fit_all
 from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
     LABEL_COLUMNS,
@@ -200,10 +202,14 @@ def synthetic_set(count: int, seed: int) -> tuple[list[LabelledMap], np.ndarray]
 SMALL_CNN = ClassifierSettings(
     input_size=32,
     channels=(4, 4, 8, 8, 16, 16, 32, 32),
+    dropout=0.3,
     folds=3,
     ensemble=1,
+    workers=1,
     bootstrap_resamples=50,
-    training=CNNTrainingSettings(epochs=20, batch_size=20, learning_rate=3e-3, seed=0),
+    training=CNNTrainingSettings(
+        epochs=20, batch_size=20, learning_rate=3e-3, average_last=5, seed=0
+    ),
 )
 
 
@@ -214,6 +220,37 @@ def test_cnn_learns_a_synthetic_separable_set(one_thread):
         predict([model], inputs_of(maps[160:], 32), pairs_of(maps[160:])).argmax(-1)
     ]
     assert raw_agreement(labels[160:], predicted) >= 0.8  # chance is 0.2
+
+
+def test_networks_trained_in_worker_processes_equal_those_trained_here(one_thread):
+    maps, labels = synthetic_set(60, seed=2)
+    inputs = inputs_of(maps, 16)
+    training = replace(SMALL_CNN.training, epochs=2, average_last=1)
+    settings = replace(SMALL_CNN, training=training)
+    jobs = [Job(np.arange(40), seed=0), Job(np.arange(20, 60), seed=1)]
+    here = fit_all(inputs, labels, settings, jobs, workers=1)
+    apart = fit_all(inputs, labels, settings, jobs, workers=2)
+    for mine, theirs in zip(here, apart, strict=True):
+        for name, tensor in mine.state_dict().items():
+            torch.testing.assert_close(tensor, theirs.state_dict()[name])
+    assert not torch.equal(here[0].classify.weight, here[1].classify.weight)
+
+
+def test_weight_averaging_ends_between_the_snapshots_it_averages(one_thread):
+    maps, labels = synthetic_set(40, seed=3)
+    inputs = inputs_of(maps, 16)
+    targets = torch.tensor([CLASSES.index(c) for c in labels])
+    snapshots = []
+    for average_last in (0, 2):
+        torch.manual_seed(0)
+        model = PatternCNN((4, 4, 4, 4, 4, 4, 4, 4), dropout=0.0)
+        settings = CNNTrainingSettings(
+            epochs=3, batch_size=20, learning_rate=3e-3, average_last=average_last, seed=0
+        )
+        train(model, inputs, targets, settings)
+        snapshots.append(model.classify.weight.detach().clone())
+    # the averaged weights are not the last epoch's (those are the unaveraged model's)
+    assert not torch.allclose(snapshots[0], snapshots[1])
 
 
 def test_prediction_averages_an_ensemble_and_never_calls_one_sentence_block(one_thread):

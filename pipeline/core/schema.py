@@ -152,12 +152,15 @@ class PatternRule:
 class PatternClassifier:
     input_size: int = MISSING
     channels: list[int] = MISSING
+    dropout: float = MISSING
     folds: int = MISSING
     ensemble: int = MISSING
+    workers: int = MISSING
     bootstrap_resamples: int = MISSING
     epochs: int = MISSING
     batch_size: int = MISSING
     learning_rate: float = MISSING
+    average_last: int = MISSING
     threads: int = MISSING
 
 

@@ -6,15 +6,19 @@ folds are grouped by input example (task, example id), so no two heads of one ex
 both sides of a split, and stratified by label. The out-of-fold predictions are scored
 against the visual labels (accuracy, Cohen's kappa, macro-F1, F1 per class), each with a
 bootstrap interval over input examples; the threshold rule is scored on the same maps as a baseline.
-The classifier is then an ensemble of `ensemble` networks trained on every labelled map with
-seeds seed, seed + 1, ... (their probabilities averaged); a second ensemble with the next
-seeds measures how much the shares depend on the classifier's seeds (patterns_apply). Block
-is never predicted for a one-sentence input (`cnn.predict`).
+Each fold trains the classifier itself: an ensemble of `ensemble` networks (seeds seed,
+seed + 1, ...; their probabilities averaged). The classifier is then that ensemble trained on
+every labelled map; a second ensemble with the next seeds measures how much the shares depend
+on the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
+(`cnn.predict`). The networks are independent: `workers` processes train them side by side,
+each with one thread and its own seed, so the result does not depend on `workers`.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -106,24 +110,68 @@ def fit(
     """A network trained on inputs [N, 5, S, S] with class names [N]."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
     torch.manual_seed(seed)
-    model = PatternCNN(settings.channels)
+    model = PatternCNN(settings.channels, settings.dropout)
     train(model, inputs, targets, replace(settings.training, seed=seed))
     return model
 
 
-def cross_validate(
-    inputs: torch.Tensor, labelled: LabelledSet, settings: ClassifierSettings, seed: int
+@dataclass(frozen=True)
+class Job:
+    """One network to train: on which labelled rows, with which seed."""
+
+    rows: np.ndarray  # int [M]: rows of the inputs
+    seed: int
+
+
+def _fit_weights(
+    inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings, job: Job
+) -> dict[str, torch.Tensor]:
+    """One job's network, trained, as its weights."""
+    return fit(inputs[job.rows], labels[job.rows], settings, job.seed).state_dict()
+
+
+def fit_all(
+    inputs: torch.Tensor,
+    labels: np.ndarray,
+    settings: ClassifierSettings,
+    jobs: Sequence[Job],
+    workers: int,
+) -> list[PatternCNN]:
+    """The networks of `jobs`, in order, trained by `workers` processes (1: here)."""
+    if workers <= 1:
+        runs = (_fit_weights(inputs, labels, settings, job) for job in jobs)
+        weights = list(tqdm(runs, total=len(jobs), desc="train pattern CNNs", leave=False))
+    else:
+        context = multiprocessing.get_context("spawn")  # a fork of torch's threads can hang
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=torch.set_num_threads, initargs=(1,)
+        ) as pool:
+            futures = [pool.submit(_fit_weights, inputs, labels, settings, j) for j in jobs]
+            weights = [f.result() for f in tqdm(futures, desc="train pattern CNNs", leave=False)]
+    networks = []
+    for state in weights:
+        networks.append(PatternCNN(settings.channels, settings.dropout))
+        networks[-1].load_state_dict(state)
+    return networks
+
+
+def ensemble_jobs(rows: np.ndarray, size: int, first_seed: int) -> list[Job]:
+    """An ensemble of `size` networks on `rows`, seeds first_seed, first_seed + 1, ..."""
+    return [Job(rows, first_seed + i) for i in range(size)]
+
+
+def held_out_predictions(
+    inputs: torch.Tensor,
+    pairs: torch.Tensor,
+    splits: Sequence[tuple[np.ndarray, np.ndarray]],
+    ensembles: Sequence[Sequence[PatternCNN]],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Out-of-fold class names [N] and confidences [N] of a grouped, stratified k-fold."""
-    labels = labelled.labels
-    folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
-    predicted = np.empty(len(labels), dtype=object)
-    confidence = np.empty(len(labels))
-    pairs = pairs_of(labelled.maps)  # [N]
-    splits = folds.split(np.zeros(len(labels)), labels, labelled.groups)
-    for train_rows, test_rows in tqdm(list(splits), desc="cross-validation", leave=False):
-        model = fit(inputs[train_rows], labels[train_rows], settings, seed)
-        probs = predict([model], inputs[test_rows], pairs[test_rows])  # [T, C]
+    """Class names [N] and confidences [N] of each map, from the ensemble of the fold that held
+    it out (`ensembles[f]` trained without `splits[f]`'s test rows)."""
+    predicted = np.empty(len(inputs), dtype=object)
+    confidence = np.empty(len(inputs))
+    for (_, test_rows), networks in zip(splits, ensembles, strict=True):
+        probs = predict(networks, inputs[test_rows], pairs[test_rows])  # [T, C]
         predicted[test_rows] = np.asarray(CLASSES)[probs.argmax(-1).numpy()]
         confidence[test_rows] = probs.max(-1).values.numpy()
     return predicted.astype(str), confidence
@@ -180,8 +228,17 @@ def train_classifier(
 ) -> TrainedClassifier:
     """Cross-validate, score against the rule, and train the final networks (see module)."""
     labelled = load_labelled_set(folder)
+    labels = labelled.labels
     inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
-    predicted, confidence = cross_validate(inputs, labelled, settings, seed)
+    folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
+    splits = list(folds.split(np.zeros(len(labels)), labels, labelled.groups))
+    size, every_row = settings.ensemble, np.arange(len(labels))
+    jobs = [job for train_rows, _ in splits for job in ensemble_jobs(train_rows, size, seed)]
+    jobs += ensemble_jobs(every_row, 2 * size, seed)  # the classifier, then its seed check
+    networks = fit_all(inputs, labels, settings, jobs, settings.workers)
+    groups = [networks[i : i + size] for i in range(0, len(networks), size)]  # ensembles
+    pairs = pairs_of(labelled.maps)  # [N]
+    predicted, confidence = held_out_predictions(inputs, pairs, splits, groups[:-2])
     rule = rule_labels(labelled.maps, thresholds)
     scores = score_table(
         labelled.labels,
@@ -193,14 +250,9 @@ def train_classifier(
     out_of_fold = labelled.origin[["map_id", "variant", "task", "agreed"]].assign(
         visual=labelled.labels, cnn=predicted, confidence=confidence, rule=rule
     )
-    size = settings.ensemble
-    ensembles = [
-        [fit(inputs, labelled.labels, settings, seed + first + i) for i in range(size)]
-        for first in (0, size)
-    ]
     agreement = annotator_agreement(labelled.all_labels)
     return TrainedClassifier(
-        ensembles,
+        groups[-2:],
         labelled,
         out_of_fold,
         scores,

@@ -27,8 +27,10 @@ class ClassifierSettings:
 
     input_size: int
     channels: tuple[int, ...]
+    dropout: float  # before the linear layer
     folds: int
     ensemble: int  # networks averaged into the classifier
+    workers: int  # processes training networks side by side (1: in the stage's process)
     bootstrap_resamples: int
     training: CNNTrainingSettings
 
@@ -64,13 +66,16 @@ class PatternSettings:
             classifier=ClassifierSettings(
                 input_size=int(classifier["input_size"]),
                 channels=tuple(int(c) for c in classifier["channels"]),
+                dropout=float(classifier["dropout"]),
                 folds=int(classifier["folds"]),
                 ensemble=int(classifier["ensemble"]),
+                workers=int(classifier["workers"]),
                 bootstrap_resamples=int(classifier["bootstrap_resamples"]),
                 training=CNNTrainingSettings(
                     epochs=int(classifier["epochs"]),
                     batch_size=int(classifier["batch_size"]),
                     learning_rate=float(classifier["learning_rate"]),
+                    average_last=int(classifier["average_last"]),
                     seed=seed,
                 ),
             ),
