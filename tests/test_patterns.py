@@ -205,6 +205,7 @@ SMALL_CNN = ClassifierSettings(
     dropout=0.3,
     folds=3,
     ensemble=1,
+    cv_ensemble=1,
     workers=1,
     bootstrap_resamples=50,
     training=CNNTrainingSettings(

@@ -155,6 +155,7 @@ class PatternClassifier:
     dropout: float = MISSING
     folds: int = MISSING
     ensemble: int = MISSING
+    cv_ensemble: int = MISSING
     workers: int = MISSING
     bootstrap_resamples: int = MISSING
     epochs: int = MISSING

@@ -6,10 +6,11 @@ folds are grouped by input example (task, example id), so no two heads of one ex
 both sides of a split, and stratified by label. The out-of-fold predictions are scored
 against the visual labels (accuracy, Cohen's kappa, macro-F1, F1 per class), each with a
 bootstrap interval over input examples; the threshold rule is scored on the same maps as a baseline.
-Each fold trains the classifier itself: an ensemble of `ensemble` networks (seeds seed,
-seed + 1, ...; their probabilities averaged). The classifier is then that ensemble trained on
-every labelled map; a second ensemble with the next seeds measures how much the shares depend
-on the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
+Each fold trains an ensemble of `cv_ensemble` networks (seeds seed, seed + 1, ...; their
+probabilities averaged): the classifier itself when `cv_ensemble` = `ensemble`, a smaller,
+cheaper one otherwise. The classifier is the ensemble of `ensemble` networks trained on every
+labelled map; a second ensemble with the next seeds measures how much the shares depend on
+the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
 (`cnn.predict`). The networks are independent: `workers` processes train them side by side,
 each with one thread and its own seed, so the result does not depend on `workers`.
 """
@@ -232,13 +233,15 @@ def train_classifier(
     inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
     folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
     splits = list(folds.split(np.zeros(len(labels)), labels, labelled.groups))
-    size, every_row = settings.ensemble, np.arange(len(labels))
-    jobs = [job for train_rows, _ in splits for job in ensemble_jobs(train_rows, size, seed)]
-    jobs += ensemble_jobs(every_row, 2 * size, seed)  # the classifier, then its seed check
+    size, per_fold = settings.ensemble, settings.cv_ensemble
+    jobs = [job for rows, _ in splits for job in ensemble_jobs(rows, per_fold, seed)]
+    jobs += ensemble_jobs(np.arange(len(labels)), 2 * size, seed)  # classifier, seed check
     networks = fit_all(inputs, labels, settings, jobs, settings.workers)
-    groups = [networks[i : i + size] for i in range(0, len(networks), size)]  # ensembles
+    final = networks[len(splits) * per_fold :]
+    ensembles = [final[:size], final[size:]]
+    held_out = [networks[i * per_fold : (i + 1) * per_fold] for i in range(len(splits))]
     pairs = pairs_of(labelled.maps)  # [N]
-    predicted, confidence = held_out_predictions(inputs, pairs, splits, groups[:-2])
+    predicted, confidence = held_out_predictions(inputs, pairs, splits, held_out)
     rule = rule_labels(labelled.maps, thresholds)
     scores = score_table(
         labelled.labels,
@@ -252,7 +255,7 @@ def train_classifier(
     )
     agreement = annotator_agreement(labelled.all_labels)
     return TrainedClassifier(
-        groups[-2:],
+        ensembles,
         labelled,
         out_of_fold,
         scores,

@@ -30,6 +30,7 @@ class ClassifierSettings:
     dropout: float  # before the linear layer
     folds: int
     ensemble: int  # networks averaged into the classifier
+    cv_ensemble: int  # networks averaged in each cross-validation fold
     workers: int  # processes training networks side by side (1: in the stage's process)
     bootstrap_resamples: int
     training: CNNTrainingSettings
@@ -69,6 +70,7 @@ class PatternSettings:
                 dropout=float(classifier["dropout"]),
                 folds=int(classifier["folds"]),
                 ensemble=int(classifier["ensemble"]),
+                cv_ensemble=int(classifier["cv_ensemble"]),
                 workers=int(classifier["workers"]),
                 bootstrap_resamples=int(classifier["bootstrap_resamples"]),
                 training=CNNTrainingSettings(
