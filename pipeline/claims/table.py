@@ -90,10 +90,13 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
     metrics |= {f"verdicts.{v}": int(counts.get(v, 0)) for v in VERDICTS}
     if "seeds_same_verdict" in table:
         metrics["verdicts.seeds"] = int(table["seeds"].max())
-        metrics["verdicts.same_in_every_seed"] = int(
-            (table["seeds_same_verdict"] == table["seeds"]).sum()
-        )
+        metrics["verdicts.same_in_every_seed"] = same_in_every_seed(table)
     return metrics
+
+
+def same_in_every_seed(table: pd.DataFrame) -> int:
+    """How many claims of a table `with_seed_agreement` get one verdict from every seed."""
+    return int((table["seeds_same_verdict"] == table["seeds"]).sum())
 
 
 def summary(table: pd.DataFrame) -> str:
@@ -101,7 +104,7 @@ def summary(table: pd.DataFrame) -> str:
     counts = table["verdict"].value_counts()
     parts = ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS)
     seeds = int(table["seeds"].max())
-    stable = int((table["seeds_same_verdict"] == table["seeds"]).sum())
+    stable = same_in_every_seed(table)
     across = (
         f" The same verdict comes from all {seeds} fine-tuning seeds for {stable} of them."
         if seeds > 1

@@ -131,6 +131,23 @@ def _fit_weights(
     return fit(inputs[job.rows], labels[job.rows], settings, job.seed).state_dict()
 
 
+# What every job of a worker process trains on, sent once per worker (not once per job).
+_shared: tuple[torch.Tensor, np.ndarray, ClassifierSettings] | None = None
+
+
+def _start_worker(inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings) -> None:
+    """Pool initializer: one torch thread, and the training data of every job."""
+    global _shared
+    torch.set_num_threads(1)
+    _shared = (inputs, labels, settings)
+
+
+def _fit_shared(job: Job) -> dict[str, torch.Tensor]:
+    """A worker's job, on the data `_start_worker` left it."""
+    assert _shared is not None, "_fit_shared runs only in a worker started by _start_worker"
+    return _fit_weights(*_shared, job)
+
+
 def fit_all(
     inputs: torch.Tensor,
     labels: np.ndarray,
@@ -145,9 +162,12 @@ def fit_all(
     else:
         context = multiprocessing.get_context("spawn")  # a fork of torch's threads can hang
         with ProcessPoolExecutor(
-            workers, mp_context=context, initializer=torch.set_num_threads, initargs=(1,)
+            workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(inputs, labels, settings),
         ) as pool:
-            futures = [pool.submit(_fit_weights, inputs, labels, settings, j) for j in jobs]
+            futures = [pool.submit(_fit_shared, job) for job in jobs]
             weights = [f.result() for f in tqdm(futures, desc="train pattern CNNs", leave=False)]
     networks = []
     for state in weights:
