@@ -3,8 +3,9 @@
 Runs once per fine-tuning seed of `seeds`. Reads the finetune stage's per-example dev
 predictions of that seed, outputs/plots/finetune/<task>/seed<seed>/predictions.csv, for every
 task and writes, under outputs/plots/table1/seed<seed>/, table1.csv (each task's main metric:
-the regimes' scores and the paired differences finetuned - random_init and random_init -
-pretrained, with 95% bootstrap intervals over the dev rows) and table1_all_metrics.csv (the
+the regimes' scores, the best constant prediction's (`chance`) and the paired differences
+finetuned - random_init, random_init - pretrained, finetuned - pretrained and finetuned -
+chance, with 95% bootstrap intervals over the dev rows) and table1_all_metrics.csv (the
 same for every metric of each task), outputs/figures/table1/seed<seed>/table1.png and
 outputs/metrics/table1/seed<seed>.json (flat keys `<task>.<regime>`, `<task>.<difference>`,
 each with `_ci_low`/`_ci_high`).
@@ -18,7 +19,7 @@ from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.figures import table1_figures
 from pipeline.kovaleva.table1 import (
     DIFFERENCES,
-    REGIMES,
+    SCORED,
     main_rows,
     read_predictions,
     table1,
@@ -41,7 +42,7 @@ def run(stage: StageRun) -> None:
     write_table(stage.out("plots", "table1", seed, "table1.csv"), main_rows(table))
     write_table(stage.out("plots", "table1", seed, "table1_all_metrics.csv"), table)
     config = {"model": cfg.model.name, "seed": stage.seed, "bootstrap_resamples": resamples}
-    drawn_figures = table1_figures(main_rows(table), REGIMES, list(DIFFERENCES), config)
+    drawn_figures = table1_figures(main_rows(table), SCORED, list(DIFFERENCES), config)
     for name, drawn in drawn_figures.items():
         path = stage.out("figures", "table1", seed, f"{name}.png")
         save_figure(path, drawn.figure, drawn.caption, drawn.config)

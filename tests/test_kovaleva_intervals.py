@@ -99,6 +99,16 @@ def hand_scores() -> dict[tuple[str, str], dict[str, float]]:
     }
 
 
+# The best constant prediction: MRPC's labels tie 4-4, so the first class (0) is predicted:
+# accuracy 1/2, F1 of a constant negative 0; a constant score has correlation 0.
+CHANCE_SCORES = {
+    ("mrpc", "accuracy"): 0.5,
+    ("mrpc", "f1"): 0.0,
+    ("stsb", "pearson"): 0.0,
+    ("stsb", "spearman"): 0.0,
+}
+
+
 def run_table1(root: Path, tasks: list[str], written: list[str], seed: int = 7) -> None:
     """The table1 stage for fine-tuning seed 8 (the primary seed is `seed`) over `tasks`, with
     hand-made predictions files of seed 8 for `written`."""
@@ -138,6 +148,12 @@ def test_table1_on_hand_made_predictions_equals_a_hand_computation(tmp_path):
         assert row["finetuned_minus_random_init"] == pytest.approx(ahead, abs=1e-6)
         behind = scores["random_init"] - scores["pretrained"]
         assert row["random_init_minus_pretrained"] == pytest.approx(behind, abs=1e-6)
+        learned = scores["finetuned"] - scores["pretrained"]
+        assert row["finetuned_minus_pretrained"] == pytest.approx(learned, abs=1e-6)
+        assert row["finetuned_minus_chance"] == pytest.approx(
+            scores["finetuned"] - CHANCE_SCORES[key], abs=1e-6
+        )
+        assert row["chance"] == pytest.approx(CHANCE_SCORES[key], abs=1e-6)
     main = pd.read_csv(tmp_path / "plots" / "table1" / "seed8" / "table1.csv")
     assert main[["task", "metric"]].values.tolist() == [["mrpc", "accuracy"], ["stsb", "pearson"]]
     flat = json.loads((tmp_path / "metrics" / "table1" / "seed8.json").read_text())
@@ -152,8 +168,11 @@ def test_table1_on_hand_made_predictions_equals_a_hand_computation(tmp_path):
             "pretrained",
             "random_init",
             "finetuned",
+            "chance",
             "finetuned_minus_random_init",
             "random_init_minus_pretrained",
+            "finetuned_minus_pretrained",
+            "finetuned_minus_chance",
         )
         for suffix in ("", "_ci_low", "_ci_high")
     ]

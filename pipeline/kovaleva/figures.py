@@ -237,9 +237,10 @@ def table1_figures(
             table1_figure(table, regimes, differences),
             "Table 1: dev score of each task's main metric (left) for the pre-trained model "
             "without fine-tuning (a randomly initialised classifier head), a randomly "
-            "initialised model fine-tuned, and the pre-trained model fine-tuned; right: the "
-            "paired differences fine-tuned - random init and random init - pre-trained on the "
-            "same dev rows. Whiskers: 95% percentile bootstrap intervals over dev rows.",
+            "initialised model fine-tuned, the pre-trained model fine-tuned, and the best "
+            "constant prediction (the majority class; correlation 0 for a regression task); "
+            "right: the paired differences on the same dev rows. Whiskers: 95% percentile "
+            "bootstrap intervals over dev rows.",
             config,
         )
     }

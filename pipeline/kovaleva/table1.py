@@ -4,10 +4,12 @@ The fine-tuning stage writes, per task, one row per dev example with the gold la
 prediction (class id, or the score of a regression task) of each regime:
 outputs/plots/finetune/<task>/seed<seed>/predictions.csv, columns idx, label, pretrained,
 random_init, finetuned. This module scores every metric of the task (its spec's `metrics`)
-for each regime with a 95% percentile bootstrap interval over the dev rows, and the paired
-differences `finetuned - random_init` (what pre-training adds) and `random_init -
-pretrained` (what fine-tuning a random model adds), each resampling the same rows for both
-regimes (pipeline/core/stats.py on the batched GLUE metrics).
+for each regime and for `chance`, the best constant prediction, with a 95% percentile
+bootstrap interval over the dev rows, and the paired differences `finetuned - random_init`
+(what pre-training adds), `random_init - pretrained` (what fine-tuning a random model adds),
+`finetuned - pretrained` and `finetuned - chance` (whether the fine-tuned model learned the
+task at all: the claims' validity gate), each resampling the same rows for both sides
+(pipeline/core/stats.py on the batched GLUE metrics).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from pipeline.core.config import TaskSpec
@@ -27,10 +30,17 @@ REGIMES = {
     "random_init": "random init + fine-tuning",
     "finetuned": "pre-trained + fine-tuning",
 }
+# The bar a model must clear to have learned anything: a constant prediction, the dev rows'
+# most frequent label (its accuracy is the majority share; MCC, F1 of a constant negative and
+# the correlation of a constant score are 0).
+CHANCE = "chance"
+SCORED = {**REGIMES, CHANCE: "best constant prediction (majority class)"}
 # difference name -> (first, second): the difference is second - first, on the same rows
 DIFFERENCES = {
     "finetuned_minus_random_init": ("random_init", "finetuned"),
     "random_init_minus_pretrained": ("pretrained", "random_init"),
+    "finetuned_minus_pretrained": ("pretrained", "finetuned"),
+    "finetuned_minus_chance": (CHANCE, "finetuned"),
 }
 PREDICTION_COLUMNS = ("idx", "label", *REGIMES)
 
@@ -53,6 +63,7 @@ def task_rows(
     intervals (`_ci_low`, `_ci_high`), whether it is the main metric, and the row count."""
     labels = predictions["label"].to_numpy()  # [N]
     said = {regime: predictions[regime].to_numpy() for regime in REGIMES}  # [N] each
+    said[CHANCE] = np.full_like(labels, constant_prediction(task, labels))  # [N]
     rows = []
     for name in task.metrics:
         metric = batched_metric(task, name)
@@ -63,7 +74,7 @@ def task_rows(
             "main": name == task.main_metric,
             "examples": len(labels),
         }
-        for regime in REGIMES:
+        for regime in SCORED:
             row.update(bootstrap_interval(metric, labels, said[regime], **options).as_dict(regime))
         for difference, (first, second) in DIFFERENCES.items():
             interval = paired_difference_interval(
@@ -72,6 +83,15 @@ def task_rows(
             row.update(interval.as_dict(difference))
         rows.append(row)
     return rows
+
+
+def constant_prediction(task: TaskSpec, labels: np.ndarray) -> float | int:
+    """The best constant prediction on these labels: the most frequent class, or for a
+    regression task the mean score (a constant has correlation 0 whatever its value)."""
+    if task.is_regression:
+        return float(np.mean(labels))
+    classes, counts = np.unique(labels, return_counts=True)
+    return classes[np.argmax(counts)]
 
 
 def table1(
@@ -99,7 +119,7 @@ def table1_metrics(table: pd.DataFrame) -> dict[str, float | int]:
     `_ci_low`, `_ci_high`, and `<task>.examples`."""
     metrics: dict[str, float | int] = {}
     for row in main_rows(table).to_dict("records"):
-        for name in [*REGIMES, *DIFFERENCES]:
+        for name in [*SCORED, *DIFFERENCES]:
             for suffix in ("", "_ci_low", "_ci_high"):
                 metrics[f"{row['task']}.{name}{suffix}"] = float(row[f"{name}{suffix}"])
         metrics[f"{row['task']}.examples"] = int(row["examples"])
