@@ -1,5 +1,5 @@
-"""One testable finding: what it says, where the papers say it, how it is measured and the
-rule that turns the measurement into a verdict."""
+"""One testable finding: what the paper says and where, the number it prints, how this run
+measures it, and the rule that turns the measurement into a verdict."""
 
 from __future__ import annotations
 
@@ -7,14 +7,41 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Measured, Rule
+from pipeline.claims.rules import Beyond, Measured
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a finding comes from (`../shared/papers/published-numbers.md` has them all)."""
+
+    paper: str  # e.g. "Kovaleva et al. 2019"
+    where: str  # section, table or figure, e.g. "Sec. 3, Table 1"
+    statement: str  # the paper's statement, paraphrased
+    number: float | None = None  # the paper's value of the claim's statistic (bert-base)
+    number_note: str = ""  # how that number reads off the paper
+
+    def cite(self) -> str:
+        return f"{self.paper}, {self.where}"
 
 
 @dataclass(frozen=True)
 class Claim:
+    """A paper's finding (`extension=False`), or the project's own test built on a paper's
+    statement (`extension=True`: reported apart, never counted among the papers' findings).
+
+    `finetuned`: the tasks whose fine-tuned models the statistic reads. Such a claim can
+    differ between fine-tuning seeds (it is evaluated per seed and over seeds), and is tested
+    only on seeds whose models learned those tasks, unless `gated` is False (Table 1's claim,
+    which is about learning itself). `effect`: the effect the paper reports, as a distance
+    from the threshold on the claim's side, for the power check (None: it prints none)."""
+
     name: str  # flat metrics prefix: <paper>.<finding>[.<task>...]
-    source: str  # the paper and the place, e.g. "Kovaleva et al. 2019, Table 1"
-    finding: str  # the finding, in words
+    source: Source
+    finding: str  # the finding as tested here, in words
     statistic: str  # what is measured, in words
-    rule: Rule
-    measure: Callable[[StageOutputs], Measured]
+    rule: Beyond
+    measure: Callable[[StageOutputs, int], Measured]  # (outputs, fine-tuning seed)
+    finetuned: tuple[str, ...] = ()
+    gated: bool = True
+    effect: float | None = None
+    extension: bool = False

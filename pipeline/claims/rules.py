@@ -1,31 +1,45 @@
 """Verdicts from a statistic and its 95% interval.
 
 A claim is `supported` when the whole interval lies on the claimed side of the rule's
-threshold, `contradicted` when the whole interval lies on the other side, and `inconclusive`
-when the interval straddles it: at this sample size the data cannot tell.
+threshold, `contradicted` when it lies wholly on the other side, and `inconclusive` when it
+straddles the threshold. Two verdicts say why no test was made: `underpowered` (the
+interval straddles the threshold, and the smallest effect this sample could detect is larger
+than the effect the paper reports, so the sample size decided the outcome in advance) and
+`not testable` (a fine-tuned model the claim reads did not learn its task, or the statistic
+is undefined on this run); the table gives the reason beside each.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-Verdict = Literal["supported", "contradicted", "inconclusive"]
-VERDICTS: tuple[Verdict, ...] = ("supported", "contradicted", "inconclusive")
+from pipeline.claims.thresholds import Z_CONFIDENCE, Z_POWER, Threshold
+
+Verdict = Literal["supported", "contradicted", "inconclusive", "underpowered", "not testable"]
+VERDICTS: tuple[Verdict, ...] = (
+    "supported",
+    "contradicted",
+    "inconclusive",
+    "underpowered",
+    "not testable",
+)
 
 
 @dataclass(frozen=True)
 class Measured:
-    """A claim's statistic on the full data, its 95% interval, and any counts its rule
-    reads besides (e.g. how many heads are significant). All three NaN: the statistic is
-    undefined on this run (e.g. a share among maps of a type the run has none of), and
-    every rule calls it `inconclusive`."""
+    """A claim's statistic on the full data and its 95% interval. `critical`: the interval's
+    half-width in standard errors (1.96 for a plain 95% interval; more for a simultaneous
+    interval over many units). All three numbers NaN: the statistic is undefined on this run,
+    `note` says why."""
 
     statistic: float
     ci_low: float
     ci_high: float
+    critical: float = Z_CONFIDENCE
+    note: str = ""
     evidence: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -39,8 +53,20 @@ class Measured:
     def undefined(self) -> bool:
         return all(math.isnan(v) for v in (self.statistic, self.ci_low, self.ci_high))
 
+    @property
+    def detectable(self) -> float:
+        """The smallest distance from the threshold that this interval's width finds with
+        probability POWER: (critical + z_power) standard errors, the standard error read
+        off the interval's width."""
+        standard_error = (self.ci_high - self.ci_low) / (2 * self.critical)
+        return standard_error * (self.critical + Z_POWER)
 
-UNDEFINED = Measured(math.nan, math.nan, math.nan)
+
+def undefined(note: str) -> Measured:
+    """A statistic this run cannot compute, and why."""
+    return Measured(math.nan, math.nan, math.nan, note=note)
+
+
 FIELDS = ("statistic", "ci_low", "ci_high")
 
 
@@ -49,48 +75,28 @@ class Beyond:
     """Supported when the interval lies entirely above `threshold` (side `above`) or
     entirely below it (side `below`); contradicted when it lies entirely on the other side."""
 
-    threshold: float
+    threshold: Threshold
     side: Literal["above", "below"] = "above"
 
     def __call__(self, measured: Measured) -> Verdict:
         if measured.undefined:
-            return "inconclusive"
-        above = measured.ci_low > self.threshold
-        below = measured.ci_high < self.threshold
+            return "not testable"
+        value = self.threshold.value
+        above, below = measured.ci_low > value, measured.ci_high < value
         if self.side == "below":
             above, below = below, above
         return "supported" if above else "contradicted" if below else "inconclusive"
+
+    def scaled(self, factor: float) -> Beyond:
+        """The same rule at `factor` times the threshold (the sensitivity columns)."""
+        return replace(self, threshold=replace(self.threshold, value=self.threshold.value * factor))
 
     def describe(self) -> str:
         low, high = ("ci_low", "ci_high") if self.side == "above" else ("ci_high", "ci_low")
         other = "<" if self.side == "above" else ">"
         claimed = ">" if self.side == "above" else "<"
-        t = f"{self.threshold:g}"
+        t = f"{self.threshold.value:g}"
         return f"supported if {low} {claimed} {t}; contradicted if {high} {other} {t}"
-
-
-@dataclass(frozen=True)
-class SomeSignificant:
-    """For "some of many units have a positive effect": supported when at least one unit's
-    effect is positive with q < 0.05 (Benjamini-Hochberg over the units, evidence
-    `significant`); contradicted when no unit's own interval reaches above 0 (evidence
-    `max_ci_high` <= 0), so no unit plausibly has a positive effect."""
-
-    def __call__(self, measured: Measured) -> Verdict:
-        if measured.undefined:
-            return "inconclusive"
-        if measured.evidence["significant"] >= 1:
-            return "supported"
-        return "contradicted" if measured.evidence["max_ci_high"] <= 0 else "inconclusive"
-
-    def describe(self) -> str:
-        return (
-            "supported if >= 1 unit helps with q < 0.05 (BH); "
-            "contradicted if every unit's ci_high <= 0"
-        )
-
-
-Rule = Beyond | SomeSignificant
 
 
 def smallest(*measured: Measured) -> Measured:
@@ -101,16 +107,9 @@ def smallest(*measured: Measured) -> Measured:
     return _bound_wise(min, measured)
 
 
-def largest(*measured: Measured) -> Measured:
-    """The strongest of several statistics that must all stay below the same threshold: the
-    maximum of the statistics and of each bound. Beyond(t, side="below") on it says
-    `supported` exactly when every interval lies below t and `contradicted` when any lies
-    above t. Undefined if any of them is."""
-    return _bound_wise(max, measured)
-
-
 def _bound_wise(pick: Callable[..., float], measured: Sequence[Measured]) -> Measured:
     """`pick` (min or max) of the statistics and of each bound, separately."""
-    if any(m.undefined for m in measured):
-        return UNDEFINED
+    for m in measured:
+        if m.undefined:
+            return m
     return Measured(*(pick(getattr(m, f) for m in measured) for f in FIELDS))

@@ -93,22 +93,57 @@ def _estimate(estimate: float, low: float, high: float) -> str:
 
 
 def _claims_html(path: Path) -> str:
-    """The claims table in full: finding, estimate [interval], verdict, the seeds that agree,
-    rule."""
-    rows = []
-    for claim in pd.read_csv(path).itertuples():
-        rows.append(
-            f"<tr><td>{html.escape(claim.finding)}"
-            f'<span class="meta">{html.escape(claim.source)} · {html.escape(claim.claim)}</span>'
-            f"</td><td>{html.escape(claim.statistic)}</td>"
-            f"<td>{_estimate(claim.estimate, claim.ci_low, claim.ci_high)}</td>"
-            f'<td class="{claim.verdict}">{claim.verdict}</td>'
-            f"<td>{claim.seeds_same_verdict} of {claim.seeds}</td>"
-            f"<td>{html.escape(claim.rule)}</td></tr>"
-        )
-    columns = ("finding", "statistic", "estimate [95% CI]", "verdict", "seeds agreeing", "rule")
+    """The claims table in full, the papers' findings first and the project's extensions
+    apart: the paper's statement and number beside this run's estimate [interval], the
+    verdict and its reason, the verdict at half and double the threshold, the seeds that
+    agree."""
+    claims = pd.read_csv(path)
+    columns = ("finding (paper's statement)", "paper's number (bert-base)", "statistic",
+               "this run [95% CI]", "verdict", "at half / double", "seeds agreeing")  # fmt: skip
     header = "".join(f"<th>{h}</th>" for h in columns)
-    return f'<table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
+    tables = []
+    for kind, title in (("paper", "The papers' findings"), ("extension", "Extensions")):
+        rows = [_claim_row(c) for c in claims[claims["kind"] == kind].itertuples()]
+        if rows:
+            tables.append(
+                f'<h3>{title}</h3><table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
+            )
+    note = (
+        '<p class="meta">The papers measured bert-base; this run measures its own model, so '
+        "the papers' numbers stand beside this run's, not as targets. Extensions are this "
+        "project's tests built on a paper's statement and are not counted among its findings."
+        "</p>"
+    )
+    return note + "".join(tables)
+
+
+def _claim_row(claim: tuple) -> str:
+    """One claim as a table row (a row of claims.csv)."""
+    number = "" if pd.isna(claim.paper_number) else f"{claim.paper_number:.3g}"
+    if number and claim.paper_number_note:
+        number += f'<span class="meta">{html.escape(claim.paper_number_note)}</span>'
+    reason = claim.reason if isinstance(claim.reason, str) else ""
+    reason = f'<span class="meta">{html.escape(reason)}</span>' if reason else ""
+    sensitivity = (
+        f"{claim.verdict_half_threshold} / {claim.verdict_double_threshold}"
+        if claim.threshold != 0 and isinstance(claim.verdict_half_threshold, str)
+        else "(threshold 0)"
+    )
+    seeds = (
+        "pre-trained"
+        if pd.isna(claim.seeds)
+        else (f"{int(claim.seeds_same_verdict)} of {int(claim.seeds)}")
+    )
+    return (
+        f"<tr><td>{html.escape(claim.finding)}"
+        f'<span class="meta">{html.escape(claim.source)}: {html.escape(claim.statement)} · '
+        f"{html.escape(claim.claim)}</span></td><td>{number}</td>"
+        f"<td>{html.escape(claim.statistic)}"
+        f'<span class="meta">{html.escape(claim.rule)} ({html.escape(claim.threshold_reason)})'
+        f"</span></td><td>{_estimate(claim.estimate, claim.ci_low, claim.ci_high)}</td>"
+        f'<td class="{claim.verdict.replace(" ", "-")}">{claim.verdict}{reason}</td>'
+        f"<td>{sensitivity}</td><td>{seeds}</td></tr>"
+    )
 
 
 def _metrics_html(paths: list[Path], root: Path) -> str:
@@ -135,7 +170,8 @@ td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}
 .summary{background:#f3f7fb;padding:.6em 1em;border-left:3px solid #4a7bb7}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
 .claims td{text-align:left;vertical-align:top}.supported{background:#dcefdc}
-.contradicted{background:#f6d5d5}.inconclusive{background:#f2f2f2}
+.contradicted{background:#f6d5d5}.inconclusive{background:#f2f2f2}.underpowered{background:#fbeecf}
+.not-testable{background:#e3e3f2}
 """
 
 

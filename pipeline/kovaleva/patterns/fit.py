@@ -332,7 +332,10 @@ def training_summary(trained: TrainedClassifier, model: str) -> str:
     text = (
         f"The pattern classifier learnt from {m['labels.maps']} maps of {labelled.model} "
         f"labelled by eye ({m['labels.labels']} labels by {m['labels.annotators']} "
-        f"annotators; resolved labels: {counts})."
+        f"annotators; resolved labels: {counts}). Each annotator was an AI assistant (a "
+        "vision-language model) shown only the labelling guide and sheets of rendered maps, "
+        "no numbers and no other label; one of them (the primary) labelled every map and, in "
+        f"two rounds, also drew the sample (data/annotations/{labelled.model}/README.md)."
     )
     if "annotators.pairs" in m:
         text += (

@@ -1,0 +1,66 @@
+"""Every number a verdict depends on, declared once, each with the reason it has this value.
+
+These were fixed before the results they judge: a threshold is either the paper's own
+wording or number (`from_paper=True`), or a reading of a vague word that the paper leaves
+without a number, declared here (`from_paper=False`). The report prints each claim's
+threshold with its reason, and its verdict at half and at double the threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scipy.stats import norm
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    reason: str  # one line: where the value comes from
+    from_paper: bool  # True: the paper's words or numbers fix it; False: declared here
+
+
+DIRECTION = Threshold(
+    0.0, "the paper states a direction (higher, better, more) and no margin", from_paper=True
+)
+MOSTLY = Threshold(0.5, "'mostly' (Kovaleva et al. Sec. 4.4): more than half", from_paper=True)
+STANDS_OUT = Threshold(
+    2.0,
+    "the paper gives no number for 'stand out'; declared: twice the median head's score",
+    from_paper=False,
+)
+RECURS = Threshold(
+    0.01,
+    "the paper gives no number for 'recur'; declared: at least 1 in 100 of a task's maps",
+    from_paper=False,
+)
+LARGE_PART = Threshold(
+    0.25,
+    "the paper gives no number for 'a large part'; declared: at least a quarter of the maps",
+    from_paper=False,
+)
+NOT_NOTICEABLE = Threshold(
+    -0.01,
+    "Michel et al. give no number for 'no noticeable loss'; declared: a loss under 1 point, "
+    "about the largest change (-0.96) their Table 3 calls insignificant",
+    from_paper=False,
+)
+SURVIVES = Threshold(
+    0.5,
+    "extension, declared: [CLS]/[SEP] keep at least half of their attention share under norms",
+    from_paper=False,
+)
+
+PRUNED_FRACTION = 0.4  # Michel et al. Sec. 4.2: 40% of BERT's heads pruned on MNLI-matched
+
+# How intervals become verdicts.
+CONFIDENCE = 0.95  # every interval the stages write is a 95% interval
+Z_CONFIDENCE = float(norm.ppf(1 - (1 - CONFIDENCE) / 2))  # 1.96 standard errors
+POWER = 0.80  # the detectable effect: the one the rule finds with this probability
+Z_POWER = float(norm.ppf(POWER))  # 0.84 standard errors
+SENSITIVITY = (0.5, 2.0)  # each verdict is also given at these multiples of its threshold
+RECOGNISED_F1 = Threshold(
+    0.5,
+    "declared: the pattern classifier recognises a type when its cross-validated F1 is >= 0.5",
+    from_paper=False,
+)
