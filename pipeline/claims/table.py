@@ -143,8 +143,8 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged]) -> dict:
         else math.nan,
         "threshold": threshold.value,
         "threshold_reason": threshold.reason,
-        "verdict_half_threshold": _at(claim, m, SENSITIVITY[0]) if defined else "",
-        "verdict_double_threshold": _at(claim, m, SENSITIVITY[1]) if defined else "",
+        "verdict_half_threshold": _at(claim, m, SENSITIVITY[0]) if defined else math.nan,
+        "verdict_double_threshold": _at(claim, m, SENSITIVITY[1]) if defined else math.nan,
         "rule": claim.rule.describe(),
     }
 

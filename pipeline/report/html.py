@@ -106,7 +106,8 @@ def _claims_html(path: Path) -> str:
         rows = [_claim_row(c) for c in claims[claims["kind"] == kind].itertuples()]
         if rows:
             tables.append(
-                f'<h3>{title}</h3><table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
+                f'<h3>{html.escape(title)}</h3><table class="claims"><tr>{header}</tr>'
+                f"{''.join(rows)}</table>"
             )
     note = (
         '<p class="meta">The papers measured bert-base; this run measures its own model, so '
