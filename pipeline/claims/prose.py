@@ -18,6 +18,7 @@ from pipeline.core.io import write_text
 RESULTS = {
     "quick-claims": Path("outputs/plots/claims/results.md"),
     "standard-claims": Path("outputs/reference/standard/results.md"),
+    "seed-coverage": Path("outputs/reference/seed_interval_coverage.md"),
 }
 
 

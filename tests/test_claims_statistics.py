@@ -1,0 +1,69 @@
+"""The claims' statistics: the interval over seeds and examples (a hand computation and its
+coverage by simulation) and the best unit's simultaneous interval (coverage by simulation,
+against the best unit's own interval, which does not hold)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm, t
+
+from pipeline.claims.rules import Measured
+from pipeline.claims.seeds import across_seeds, simulate_coverage
+from pipeline.claims.selection import best_unit
+
+
+def test_one_seed_keeps_its_own_interval():
+    only = Measured(0.2, 0.1, 0.35)
+    assert across_seeds([only]) is only
+
+
+def test_seeds_and_examples_add_in_quadrature():
+    per_seed = [Measured(0.1, 0.05, 0.2), Measured(0.3, 0.2, 0.35), Measured(0.2, 0.1, 0.3)]
+    combined = across_seeds(per_seed)
+    between = t.ppf(0.975, 2) * np.std([0.1, 0.3, 0.2], ddof=1) / np.sqrt(3)
+    below, above = np.mean([0.05, 0.1, 0.1]), np.mean([0.1, 0.05, 0.1])
+    assert combined.statistic == pytest.approx(0.2)
+    assert combined.ci_low == pytest.approx(0.2 - np.hypot(between, below))
+    assert combined.ci_high == pytest.approx(0.2 + np.hypot(between, above))
+
+
+def test_the_seed_interval_covers_where_a_two_level_bootstrap_does_not():
+    """Three seeds whose effects differ by about three standard errors of one seed."""
+    found = simulate_coverage(3, 0.3, replicates=300)
+    assert found["across_seeds"] >= 0.93
+    assert found["two_level_bootstrap"] < 0.92
+    assert simulate_coverage(3, 0.0, replicates=300)["across_seeds"] >= 0.93
+
+
+def _best_unit_coverage(units: int, best_effect: float, replicates: int = 2000) -> tuple:
+    """Coverage of the largest true effect by the simultaneous interval and by the chosen
+    unit's own 95% interval, units with standard error 1 and true effects 0 but one."""
+    rng = np.random.default_rng(5)
+    truth = np.zeros(units)
+    truth[0] = best_effect
+    simultaneous = own = 0
+    for _ in range(replicates):
+        delta = truth + rng.normal(0, 1, units)
+        low, high = delta - 1.959964, delta + 1.959964
+        chosen = best_unit(delta, low, high)
+        simultaneous += chosen.ci_low <= truth.max() <= chosen.ci_high
+        best = int(np.argmax(delta))
+        own += low[best] <= truth.max() <= high[best]
+    return simultaneous / replicates, own / replicates
+
+
+@pytest.mark.parametrize("best_effect", [0.0, 2.0, 5.0])
+def test_the_best_units_interval_accounts_for_choosing_it(best_effect):
+    simultaneous, own = _best_unit_coverage(72, best_effect)
+    assert simultaneous >= 0.95
+    if best_effect == 0.0:  # 72 null heads: the best one's own interval misses 0 mostly
+        assert own < 0.5
+
+
+def test_the_simultaneous_interval_uses_the_bonferroni_z():
+    chosen = best_unit(np.array([0.0, 0.1]), np.array([-0.196, -0.096]), np.array([0.196, 0.296]))
+    z = norm.ppf(1 - 0.05 / 4)
+    assert chosen.critical == pytest.approx(z)
+    assert chosen.ci_low == pytest.approx(0.1 - z * 0.1, rel=1e-4)
+    assert chosen.ci_high == pytest.approx(0.1 + z * 0.1, rel=1e-4)
