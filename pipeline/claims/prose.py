@@ -17,7 +17,6 @@ from pipeline.core.io import write_text
 # README marker name -> the results file whose text stands between the markers
 RESULTS = {
     "quick-claims": Path("outputs/plots/claims/results.md"),
-    "standard-claims": Path("outputs/reference/standard/results.md"),
     "seed-coverage": Path("outputs/reference/seed_interval_coverage.md"),
 }
 
