@@ -1,6 +1,6 @@
 """Benchmark of the head/layer ablation sweep on the quick profile's model and real dev data.
 
-    python benchmarks/bench_ablate.py [--task rte] [--examples 32] [--max-length 64]
+    python -m benchmarks.bench_ablate [--task rte] [--examples 32] [--max-length 64]
                                       [--mode uniform] [--threads 1] [--repeat 1]
 
 On MiniLM-L6 (6 x 12 heads) and the first N dev examples of a task (read from

@@ -1,6 +1,6 @@
 """Benchmark of the attention dump and store on the quick profile's model and real dev data.
 
-    python benchmarks/bench_dump.py [--examples 200] [--tasks sst2 mrpc] [--threads 1] [--repeat 2]
+    python -m benchmarks.bench_dump [--examples 200] [--tasks sst2 mrpc] [--threads 1] [--repeat 2]
 
 Prints, for MiniLM-L6 (6 x 12 heads) on the first N dev examples of each task:
 1. dump throughput (examples/s): engine capture + Parquet store, against the naive way

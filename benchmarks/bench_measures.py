@@ -1,6 +1,6 @@
 """Benchmark of the attention measures and of the hard-concrete gate sweep.
 
-    python benchmarks/bench_measures.py [--task mrpc] [--examples 64] [--threads 1] [--repeat 3]
+    python -m benchmarks.bench_measures [--task mrpc] [--examples 64] [--threads 1] [--repeat 3]
 
 Prints, for the quick profile's fine-tuned model (outputs/models/<task>/seed<seed>, the
 primary seed's) on a seeded sample of its dev rows (data/glue/<task>):

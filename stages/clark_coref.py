@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark import figures
 from pipeline.clark.coref import read_gap_sample
 from pipeline.clark.coref_report import analyse_coref
@@ -22,7 +23,6 @@ from pipeline.core.config import shared_data_dir
 from pipeline.core.heads import numbered_from_one
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.models.loading import load_attached_encoder
 
 
 def run(stage: StageRun) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark import figures
 from pipeline.clark.syntax_report import analyse_syntax
 from pipeline.clark.ud import read_treebank_sample
@@ -25,7 +26,6 @@ from pipeline.core.config import shared_data_dir
 from pipeline.core.heads import numbered_from_one
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.models.loading import load_attached_encoder
 
 
 def run(stage: StageRun) -> None:

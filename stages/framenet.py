@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from omegaconf import OmegaConf
 
+from pipeline.attention.encoder import load_attached_encoder
 from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.figures import framenet_figures
 from pipeline.kovaleva.framenet import FilterRule, load_sentences
 from pipeline.kovaleva.framenet_heads import score_heads
-from pipeline.models.loading import load_attached_encoder
 
 
 def run(stage: StageRun) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,6 +43,42 @@ def minilm_cfg():
 def tokenizer(minilm_cfg):
     """The uncased WordPiece tokenizer shipped with the MiniLM package."""
     return load_tokenizer(minilm_cfg)
+
+
+def run_ok(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """Run a command; fail the test with its output tails unless it exits 0."""
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, (
+        f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
+    return result.stdout
+
+
+def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
+    """Copy the project's files (no outputs, prepared data or dvc.lock) into a fresh git repo
+    at `root`, composed for the micro profile and committed; return the environment to run
+    `dvc` and the stages in it."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
+    ).stdout.split()
+    for name in listed:
+        if name.startswith(("outputs/", "data/glue")) or name == "dvc.lock":
+            continue
+        if (REPO / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, root / name)
+    env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "config", "user.email", "ci@example.com"],
+        ["git", "config", "user.name", "ci"],
+        [sys.executable, "-m", "pipeline.core.params", "experiment=micro"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-qm", "micro"],
+    ):
+        run_ok(command, root, env)
+    return env
 
 
 def small_bert() -> PreTrainedModel:

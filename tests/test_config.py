@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
+from omegaconf.errors import InterpolationResolutionError
 
 from pipeline.core import schema
 from pipeline.core.config import CONF_DIR, group_options
@@ -43,6 +44,36 @@ def composition_error(override: str) -> str:
 )
 def test_a_wrong_value_fails_at_composition_naming_the_key(override: str, key: str) -> None:
     assert key in composition_error(override)
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "valid"),
+    [
+        ("tasks=[sst2,sst3]", "tasks[1]", "sst2"),
+        ("measures.measures=[weights,weight]", "measures.measures[1]", "rollout"),
+        ("dump_attention.measures=[rollout]", "dump_attention.measures[0]", "norms"),
+        ("patterns.sample.classes=[vertcal]", "patterns.sample.classes[0]", "vertical+diagonal"),
+        ("analyze.measure=norm", "analyze.measure", "norms"),
+        ("seeds=[x]", "seeds[0]", "Integer"),
+    ],
+)
+def test_a_misspelt_list_item_fails_at_composition_naming_item_and_choices(
+    override: str, key: str, valid: str
+) -> None:
+    message = composition_error(override)
+    assert key in message and valid in message
+
+
+def test_the_task_choices_are_the_task_files() -> None:
+    assert [t.value for t in schema.Task] == group_options("task")
+    assert schema.Task.mrpc in OmegaConf.create(compose_params(["tasks=[mrpc]"])).tasks
+
+
+def test_seeds_without_the_primary_seed_fail_at_composition_in_one_line() -> None:
+    missing = r"`seeds` \[43\] does not contain the primary `seed` 42; add 42"
+    with pytest.raises(InterpolationResolutionError, match=missing):
+        compose_params(["seeds=[43]"])
+    assert "seed_in_seeds: true" in compose_params(["seeds=[43]", "seed=43"])
 
 
 def test_an_unknown_key_fails_at_composition() -> None:

@@ -7,62 +7,31 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.conftest import micro_git_repo, run_ok
 from tests.test_numbering import numbering_violations
 
-REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
-
-
-def _run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, (
-        f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result.stdout
 
 
 @pytest.fixture(scope="module")
 def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
     """A copy of the project's files in a fresh git repo, composed for the micro profile."""
     root = tmp_path_factory.mktemp("e2e") / "repo"
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
-    ).stdout.split()
-    for name in listed:
-        if name.startswith(("outputs/", "data/glue")) or name == "dvc.lock":
-            continue
-        if (REPO / name).is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, root / name)
-    env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "config", "user.email", "ci@example.com"],
-        ["git", "config", "user.name", "ci"],
-        [sys.executable, "-m", "pipeline.core.params", "experiment=micro"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-qm", "micro"],
-    ):
-        _run(command, root, env)
-    return root, env
+    return root, micro_git_repo(root, shared_data)
 
 
 def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     root, env = micro_repo
-    _run(["dvc", "repro"], root, env)
+    run_ok(["dvc", "repro"], root, env)
     finetune = json.loads((root / "outputs/metrics/finetune/mrpc/seed42.json").read_text())
     assert {"finetuned.accuracy", "pretrained.accuracy", "random_init.accuracy"} <= set(finetune)
-    shown = json.loads(_run(["dvc", "metrics", "show", "--json"], root, env))
+    shown = json.loads(run_ok(["dvc", "metrics", "show", "--json"], root, env))
     assert "outputs/metrics/finetune/rte/seed42.json" in json.dumps(shown)
     for seed in ("seed42", "seed43"):  # every stage downstream of fine-tuning, per seed
         for stage in ("dump_attention", "analyze", "clark_heads", "measures", "gates"):
@@ -77,13 +46,13 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
     model = yaml.safe_load((root / "params.yaml").read_text())["model"]["random_config"]
     shape = model["num_hidden_layers"], model["num_attention_heads"]
     assert numbering_violations(root / "outputs", *shape) == []
-    _run(["git", "add", "-A"], root, env)
-    _run(["git", "commit", "-qm", "micro results"], root, env)
+    run_ok(["git", "add", "-A"], root, env)
+    run_ok(["git", "commit", "-qm", "micro results"], root, env)
 
-    _run(["dvc", "repro", "-f"], root, env)  # the same run again: no metric may move
-    assert json.loads(_run(["dvc", "metrics", "diff", "--json"], root, env)) == {}
+    run_ok(["dvc", "repro", "-f"], root, env)  # the same run again: no metric may move
+    assert json.loads(run_ok(["dvc", "metrics", "diff", "--json"], root, env)) == {}
 
-    _run(
+    run_ok(
         [
             sys.executable,
             "-m",
@@ -94,23 +63,23 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
         root,
         env,
     )
-    _run(["dvc", "repro"], root, env)
-    params = json.loads(_run(["dvc", "params", "diff", "--json"], root, env))
+    run_ok(["dvc", "repro"], root, env)
+    params = json.loads(run_ok(["dvc", "params", "diff", "--json"], root, env))
     assert params["params.yaml"]["finetune.learning_rate"]["old"] == 5e-5
     assert params["params.yaml"]["finetune.learning_rate"]["new"] == 0.001
-    metrics = json.loads(_run(["dvc", "metrics", "diff", "--json", "--all"], root, env))
+    metrics = json.loads(run_ok(["dvc", "metrics", "diff", "--json", "--all"], root, env))
     assert "finetuned.final_loss" in metrics["outputs/metrics/finetune/mrpc/seed42.json"]
     plots_dir = root / "plots_diff"
-    _run(["dvc", "plots", "diff", "HEAD", "-o", str(plots_dir)], root, env)
+    run_ok(["dvc", "plots", "diff", "HEAD", "-o", str(plots_dir)], root, env)
     assert (plots_dir / "index.html").exists()
 
 
 def test_dvc_exp_run_composes_overrides_into_params(micro_repo):
     root, env = micro_repo
-    _run(["git", "checkout", "-q", "--", "."], root, env)
-    _run(["dvc", "exp", "run", "-S", "experiment=micro", "-S", "finetune.epochs=2"], root, env)
+    run_ok(["git", "checkout", "-q", "--", "."], root, env)
+    run_ok(["dvc", "exp", "run", "-S", "experiment=micro", "-S", "finetune.epochs=2"], root, env)
     assert "epochs: 2" in (root / "params.yaml").read_text()  # DVC composed conf/ + -S
-    rows = list(csv.DictReader(io.StringIO(_run(["dvc", "exp", "show", "--csv"], root, env))))
+    rows = list(csv.DictReader(io.StringIO(run_ok(["dvc", "exp", "show", "--csv"], root, env))))
     experiment = [r for r in rows if r["Experiment"] and r["finetune.epochs"] == "2"]
     column = "outputs/metrics/finetune/mrpc/seed42.json:finetuned.accuracy"
     assert experiment and experiment[0][column]

@@ -3,6 +3,8 @@ bf16 autocast (CPU) moves attention maps, logits and training from float32."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -48,10 +50,31 @@ def test_only_fp16_scales_the_loss() -> None:
     assert not grad_scaler(torch.float32, CPU).is_enabled()
 
 
-def test_deterministic_cuda_leaves_a_cpu_run_alone() -> None:
-    before = torch.are_deterministic_algorithms_enabled()
+@pytest.fixture
+def restored_determinism(monkeypatch):
+    """Undo what deterministic_cuda sets: the flags, cudnn.benchmark and the cuBLAS setting."""
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    flags = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    benchmark = torch.backends.cudnn.benchmark
+    yield
+    torch.use_deterministic_algorithms(flags, warn_only=warn_only)
+    torch.backends.cudnn.benchmark = benchmark
+
+
+def test_deterministic_cuda_asks_for_deterministic_kernels_on_cuda_only(
+    restored_determinism,
+) -> None:
+    torch.use_deterministic_algorithms(False)
+    torch.backends.cudnn.benchmark = True
     deterministic_cuda(CPU)
-    assert torch.are_deterministic_algorithms_enabled() == before
+    assert not torch.are_deterministic_algorithms_enabled() and torch.backends.cudnn.benchmark
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    deterministic_cuda(torch.device("cuda"))  # sets flags only: no GPU needed
+    assert torch.are_deterministic_algorithms_enabled()
+    assert torch.is_deterministic_algorithms_warn_only_enabled()
+    assert not torch.backends.cudnn.benchmark
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
 
 
 @pytest.fixture(scope="module")

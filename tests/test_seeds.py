@@ -45,7 +45,9 @@ def test_seeds_must_contain_the_primary_seed() -> None:
 
 
 def test_a_dvc_stage_without_the_primary_seed_in_seeds_fails_in_one_line(tmp_path) -> None:
-    (tmp_path / "params.yaml").write_text(compose_params(["seeds=[43]"]))
+    cfg = OmegaConf.create(compose_params())  # composing refuses it: params.yaml edited by hand
+    cfg.seeds = [43]
+    (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(cfg))
     result = subprocess.run(
         [sys.executable, "-m", "stages.finetune", "--dvc", "sst2", "--seed", "43"],
         cwd=tmp_path,

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
@@ -73,7 +74,13 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
         metrics = json.loads(
             (sweep_dir / str(job) / "metrics/finetune" / task / "seed42.json").read_text()
         )
-        assert 0.0 <= metrics["finetuned.accuracy"] <= 1.0
+        predictions = pd.read_csv(
+            sweep_dir / str(job) / "plots/finetune" / task / "seed42/predictions.csv"
+        )
+        assert len(predictions) == 32  # the job's own task: its eval rows, scored
+        assert metrics["finetuned.accuracy"] == pytest.approx(
+            (predictions["label"] == predictions["finetuned"]).mean()
+        )
         assert metrics["train_rows"] == 64
         assert (sweep_dir / str(job) / "models" / task / "seed42/model.safetensors").exists()
     after = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}

@@ -16,11 +16,12 @@ from transformers import PreTrainedModel
 from pipeline.attention.engine import HeadControl, model_shape, require_attached
 from pipeline.attention.norms import value_grams
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import CapturedMeasure
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
 
 Encoding = dict[str, list[int]]  # input_ids (and token_type_ids), unpadded
-CAPTURED_MEASURES = ("weights", "norms")
+CAPTURED_MEASURES = tuple(m.value for m in CapturedMeasure)
 
 
 def check_measures(measures: Sequence[str], allowed: Sequence[str] = CAPTURED_MEASURES) -> None:

@@ -26,8 +26,9 @@ import torch
 from pipeline.attention.rollout import rollout
 from pipeline.attention.store import AttentionStore, MapReader
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import Measure
 
-MEASURES = ("weights", "norms", "rollout")
+MEASURES = tuple(m.value for m in Measure)
 
 
 def check_measure(measure: str) -> None:

@@ -5,7 +5,9 @@ checked against these types when Hydra composes (under `dvc exp run -S`, `dvc re
 params.yaml, a Hydra app or a test): a wrong type or an unknown key fails at composition,
 naming the key (`finetune.epochs=three` -> "Value 'three' of type 'str' could not be
 converted to Integer ... full_key: finetune.epochs"). Choices with a fixed set of values are
-enums, so a misspelt choice fails the same way.
+enums, lists of such choices (`tasks`, measures, pattern classes) lists of enums, so a misspelt
+choice fails the same way (`tasks=[sst3]` -> "Invalid value 'sst3', expected one of [cola,
+...]  full_key: tasks[0]"): under `dvc exp run -S` before DVC touches the workspace.
 
 DVC composes params.yaml in its own process; it imports this module through the Hydra plugin
 in `pipeline/core/hydra_plugins/` (see `.dvc/config`, `hydra.plugins_path`).
@@ -13,12 +15,16 @@ in `pipeline/core/hydra_plugins/` (see `.dvc/config`, `hydra.plugins_path`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
+
+from pipeline.core.config import group_options
+from pipeline.core.errors import PipelineError
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
 # ruff: noqa: UP045
@@ -49,6 +55,33 @@ class Precision(StrEnum):
     fp32 = "fp32"
     bf16 = "bf16"  # autocast to bfloat16
     fp16 = "fp16"  # autocast to float16 (a gradient scaler when training)
+
+
+# The GLUE tasks are the files of conf/task/ (one declaration: a new task is a new file).
+Task = StrEnum("Task", {name: name for name in group_options("task")})
+
+
+class Measure(StrEnum):
+    """What an attention map holds (pipeline/attention/measured.py)."""
+
+    weights = "weights"  # the attention probabilities alpha
+    norms = "norms"  # the value-weighted norms ||alpha f(x)|| (Kobayashi et al. 2020)
+    rollout = "rollout"  # the rollout of the weights (Abnar and Zuidema 2020)
+
+
+class CapturedMeasure(StrEnum):
+    """The measures the dump captures in a forward pass (rollout is computed from weights)."""
+
+    weights = "weights"
+    norms = "norms"
+
+
+# The five attention-pattern types of Kovaleva et al., in the order of the classifier's outputs
+# (pipeline/kovaleva/patterns/__init__.py defines them).
+PatternClass = StrEnum(
+    "PatternClass",
+    {c: c for c in ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")},
+)
 
 
 class Variant(StrEnum):
@@ -131,13 +164,13 @@ class DumpAttentionConfig:
     batch_size: int = MISSING
     quantize: Quantize = Quantize.none
     row_group_mib: int = MISSING
-    measures: list[str] = field(default_factory=lambda: ["weights"])  # + norms: a 2nd store
+    measures: list[CapturedMeasure] = field(default_factory=lambda: [CapturedMeasure.weights])
 
 
 @dataclass
 class PatternSample:
     variants: list[Variant] = MISSING
-    classes: list[str] = MISSING  # pattern classes (checked by the patterns settings)
+    classes: list[PatternClass] = MISSING
     per_class: int = MISSING
 
 
@@ -193,7 +226,7 @@ class AblateConfig:
 class MeasuresConfig:
     num_examples: Optional[int] = MISSING
     batch_size: int = MISSING
-    measures: list[str] = MISSING  # weights, norms, rollout (checked by the measures settings)
+    measures: list[Measure] = MISSING
     bootstrap_resamples: int = MISSING
 
 
@@ -228,7 +261,7 @@ class AnalyzeConfig:
     spacy_model: str = MISSING
     token_types: dict[str, TokenTypeRule] = MISSING
     grid: GridConfig = field(default_factory=GridConfig)
-    measure: str = "weights"  # maps analysed: weights, norms or rollout (README, Measures)
+    measure: Measure = Measure.weights  # maps analysed (README, Measures)
     bootstrap_resamples: int = MISSING
 
 
@@ -258,7 +291,7 @@ class Behaviour:
 @dataclass
 class ClarkHeadsConfig:
     variant: Variant = Variant.pretrained
-    measure: str = "weights"  # weights, norms or rollout (pipeline/attention/measured.py)
+    measure: Measure = Measure.weights
     num_examples: Optional[int] = MISSING
     punctuation: list[str] = MISSING
     behaviour: Behaviour = field(default_factory=Behaviour)
@@ -271,7 +304,7 @@ class TreebankConfig:
     train_sentences: Optional[int] = MISSING
     dev_sentences: Optional[int] = MISSING
     strip_subtypes: bool = True
-    measure: str = "weights"  # weights, norms or rollout (pipeline/attention/measured.py)
+    measure: Measure = Measure.weights
     max_length: int = MISSING
     batch_size: int = MISSING
     max_offset: int = MISSING
@@ -331,16 +364,30 @@ class Config:
     clark_coref: ClarkCorefConfig = field(default_factory=ClarkCorefConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     experiment_name: str = MISSING
-    tasks: list[str] = MISSING
+    tasks: list[Task] = MISSING
     seed: int = 42  # data samples' seed and the primary fine-tuning seed (must be in seeds)
     seeds: list[int] = field(default_factory=lambda: [42])  # fine-tuning seeds (README, Seeds)
+    seed_in_seeds: bool = True  # `${seed_in_seeds:...}` in conf/config.yaml: checked on composing
     device: str = "auto"  # auto, cpu, cuda, cuda:N
     precision: Precision = Precision.auto  # fine-tuning and inference (pipeline/core/precision.py)
 
 
+def seed_in_seeds(seed: int, seeds: Sequence[int]) -> bool:
+    """True if `seeds` holds the primary `seed`, else a one-line error naming the fix. Hydra
+    resolves `seed_in_seeds` in conf/config.yaml with it, so composing checks it."""
+    if seed not in seeds:
+        seeds = list(seeds)
+        raise PipelineError(
+            f"`seeds` {seeds} does not contain the primary `seed` {seed}; "
+            f"add {seed} to `seeds` or set `seed` to one of {seeds}"
+        )
+    return True
+
+
 def register() -> None:
-    """Store the schema as `config_schema` (idempotent: Hydra replaces an equal node)."""
+    """Store the schema as `config_schema` and the `seed_in_seeds` resolver (idempotent)."""
     ConfigStore.instance().store(name="config_schema", node=Config)
+    OmegaConf.register_new_resolver("seed_in_seeds", seed_in_seeds, replace=True)
 
 
 register()

@@ -31,7 +31,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_json
-from pipeline.core.schema import Config
+from pipeline.core.schema import Config, seed_in_seeds
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +99,7 @@ def primary_model(repo: Path, task: str) -> Path:
 def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
     """Fail in one line unless `seeds` holds the primary `seed` (and `--seed`, when given)."""
     seeds = list(cfg.seeds)
-    if cfg.seed not in seeds:
-        raise PipelineError(
-            f"`seeds` {seeds} does not contain the primary `seed` {cfg.seed}; "
-            f"add {cfg.seed} to `seeds` or set `seed` to one of {seeds}"
-        )
+    seed_in_seeds(cfg.seed, seeds)
     if seed_item is not None and seed_item not in seeds:
         raise PipelineError(f"--seed {seed_item} is not in `seeds` {seeds}; add it to `seeds`")
 

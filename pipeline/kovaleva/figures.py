@@ -21,7 +21,7 @@ from pipeline.kovaleva.analysis import TaskAnalysis
 from pipeline.kovaleva.framenet import FilterRule
 from pipeline.kovaleva.framenet_heads import FrameNetHeads
 from pipeline.kovaleva.tables import VARIANTS
-from pipeline.report.figures import (
+from pipeline.plotting.figures import (
     Captioned,
     attention_grid,
     finish_grid,

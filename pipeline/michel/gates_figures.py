@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.michel.gates_run import GatesResult
-from pipeline.report.figures import Captioned
+from pipeline.plotting.figures import Captioned
 
 LABELS = {"gates": "hard-concrete gates (Voita)", "gradient": "gradient pruning (Michel)"}
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from pipeline.core.stage import seed_folder
 from pipeline.michel.seeds import KEYS
-from pipeline.report.figures import Captioned
+from pipeline.plotting.figures import Captioned
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric, as in the ablate figures
 

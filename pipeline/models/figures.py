@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from pipeline.report.figures import loss_curve_figure
+from pipeline.plotting.figures import loss_curve_figure
 
 
 def loss_figure(curves: pd.DataFrame, task: str, log_every: int) -> tuple[plt.Figure, str]:

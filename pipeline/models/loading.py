@@ -115,13 +115,3 @@ def pick_device(setting: str) -> torch.device:
     if setting == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(setting)
-
-
-def load_attached_encoder(cfg: DictConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The pre-trained encoder of `cfg.model` on `cfg.device`, in eval mode, attached to the
-    attention engine (pipeline/engine.py), and its tokenizer."""
-    from pipeline.attention.engine import attach
-
-    tokenizer = load_tokenizer(cfg.model)
-    model = load_encoder(cfg.model, tokenizer, seed=cfg.seed)
-    return attach(model.to(pick_device(cfg.device)).eval()), tokenizer

@@ -22,7 +22,9 @@ Entry points: `sample.sample_round` (patterns_sample), `fit.train_classifier`
 written here counts them from 1 (pipeline/core/heads.py).
 """
 
-CLASSES: tuple[str, ...] = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
+from pipeline.core.schema import PatternClass
+
+CLASSES: tuple[str, ...] = tuple(c.value for c in PatternClass)
 
 # The project's definition of the five types, as an annotator applies them by eye (consistent
 # with Kovaleva et al.'s Fig. 1 and the shared labelling guide). The annotation page shows it;
