@@ -182,6 +182,11 @@ def test_a_parallel_run_leaves_what_dvc_repro_leaves(toy, toy_sequential, tmp_pa
     assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1 :])
     again = _scale(root)  # nothing is stale: nothing runs
     assert "6 up to date" in again.stdout and "started" not in again.stdout
+    for name in ("parts/a.txt", "joined.txt"):  # outputs in DVC's cache come back from it
+        (root / name).unlink()
+    restored = _scale(root)
+    assert "2 restored from the run cache, 4 up to date" in restored.stdout, restored.stdout
+    assert "started" not in restored.stdout and _status_clean(root)
 
 
 def test_a_failing_stage_stops_its_descendants_and_keeps_the_rest(

@@ -81,7 +81,8 @@ class Runner:
         try:
             while not self.stop_requested:
                 self._settle()
-                self._launch()
+                if self._launch():  # restored from the run cache: look at its dependants
+                    continue
                 if not self._running and not self._stale:
                     break
                 if not self._collect():
@@ -122,22 +123,27 @@ class Runner:
         else:
             self._stale.append(stage)
 
-    def _launch(self) -> None:
+    def _launch(self) -> bool:
+        """Start stale stages while slots are free; True when one was settled at once
+        (restored from the run cache)."""
         self._stale.sort(key=self._plan.priority)
+        restored = False
         for stage in list(self._stale):
             if len(self._running) >= self._config.jobs:
-                return
+                break
             resources = self._config.resources_of(stage.addressing)
             if not self._executor.can_start(resources):
                 continue
             self._stale.remove(stage)
             if record.clear(stage):  # the run cache held this run: no job needed
                 self._finish_ok(stage, Outcome.restored)
+                restored = True
                 continue
             command = command_of(stage)
             job = self._executor.submit(command, resources)
             self._running[stage] = Running(job, time.monotonic())
             self._report(stage.addressing, "started", command.text)
+        return restored
 
     # --- finishing -------------------------------------------------------------------------
 
