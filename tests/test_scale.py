@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 # part@a takes longer than part@b, so jobs end out of dvc repro's order; part@c sleeps while
 # a file `slow` exists and fails while `fail_c` exists: neither is tracked, so the stage's
-# definition is the same either way. Each part writes when it ran to `when/`,
+# definition is the same either way; so is `no_report`, which keeps report from writing its
+# output. Each part writes when it ran to `when/`,
 # outside DVC's outputs.
 TOY_DVC_YAML = """\
 stages:
@@ -54,7 +55,7 @@ stages:
     metrics:
       - metrics/lines.json: {cache: false}
   report:
-    cmd: sort -r joined.txt > report.txt
+    cmd: test -e no_report || sort -r joined.txt > report.txt
     deps: [joined.txt]
     outs:
       - report.txt: {cache: false}
@@ -208,6 +209,16 @@ def test_a_failing_stage_stops_its_descendants_and_keeps_the_rest(
     assert ran == {"part@c", "join", "report"}  # only what was missing
     assert _lock(root) == _lock(toy_sequential)
     assert _status_clean(root)
+
+
+def test_a_stage_that_does_not_write_its_output_fails_in_one_line(toy, tmp_path) -> None:
+    root = _clone(toy, tmp_path / "no-output")
+    (root / "no_report").touch()
+    result = _scale(root, check=False)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "report" in result.stderr
+    assert "report.txt" in result.stderr and "does not exist" in result.stderr
+    assert set(_lock(root)) == set(TOY_STAGES) - {"report"}  # the rest is recorded
 
 
 def test_an_interrupted_run_keeps_what_ended_and_a_rerun_completes_it(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from dvc.exceptions import DvcException
 from dvc.stage import Stage
 
 from pipeline.scale import record
@@ -153,10 +154,13 @@ class Runner:
             run = self._running.pop(stage)
             failure = run.job.failure()
             if failure is None:
-                self._finish_ok(stage, Outcome.ran, _duration(time.monotonic() - run.started))
-            else:
-                self.summary.failures[stage.addressing] = failure
-                self._settle_as(stage, Outcome.failed, f"{failure} (log: {run.job.log})")
+                try:
+                    self._finish_ok(stage, Outcome.ran, _duration(time.monotonic() - run.started))
+                    continue
+                except DvcException as exc:  # e.g. the command did not write a declared out
+                    failure = f"ran, but DVC cannot record it: {exc}"
+            self.summary.failures[stage.addressing] = failure
+            self._settle_as(stage, Outcome.failed, f"{failure} (log: {run.job.log})")
         return bool(finished)
 
     def _finish_ok(self, stage: Stage, outcome: Outcome, detail: str = "") -> None:
