@@ -1,15 +1,17 @@
-"""Cost of the paper profile: each stage's per-example cost on a bert-base-shaped model,
-measured on this machine, projected to conf/experiment/paper.yaml.
+"""Cost of a profile (default: paper): each stage's per-example cost on a model of the
+profile's shape, measured on this machine, projected to conf/experiment/<profile>.yaml.
 
-    python -m benchmarks.bench_cost [--threads 2] [--precision fp32] [--train-batch 32]
-        [--train-steps 1] [--dump-examples 16] [--sweep-examples 2] [--importance-examples 4]
-        [--length 128] [--json PATH]
+    python -m benchmarks.bench_cost [--profile paper] [--threads 2] [--precision fp32]
+        [--train-batch 32] [--train-steps 1] [--dump-examples 16] [--sweep-examples 2]
+        [--importance-examples 4] [--length 128] [--json PATH]
 
-The model is a BertConfig's defaults (12 layers x 12 heads, hidden 768, bert-base's shapes)
-with random weights; every input is `--length` word pieces (real RTE dev sentences repeated
-and truncated), the paper's maximum length, so the projection is an upper bound: real GLUE
-examples are shorter (padding is dynamic). Each stage runs in a fresh process, the project's
-own functions doing the work, and reports its time, its examples and its peak resident memory:
+The model is a BertConfig of the profile's model's shapes (its config.json where the model is
+on disk, e.g. MiniLM-L6: 6 layers x 12 heads, hidden 384; else a BertConfig's defaults,
+bert-base's shapes) with random weights; every input is `--length` word pieces (real RTE
+dev sentences repeated and truncated), the paper's maximum length, so the projection is an
+upper bound: real GLUE examples are shorter (padding is dynamic). Each stage runs in a
+fresh process, the project's own functions doing the work, and reports its time, its
+examples and its peak resident memory:
 
 - finetune: `pipeline.models.training.train` (one warm-up step, then `--train-steps` timed
   steps of `--train-batch` examples) and a no-grad forward for evaluation;
@@ -25,8 +27,9 @@ process, seconds apart, so a machine shared with other jobs skews both alike). F
 from the model's shapes: per layer and example 8TD^2 (Q, K, V, O) + 4TDI (feed-forward) +
 4T^2D (scores and context); training counts 3x the forward; the sweep counts every layer it
 runs (cached layer inputs: an ablation at layer l runs layers l..L-1). The projection
-multiplies per-example costs by the paper profile's counts (7 GLUE tasks at their real
-sizes, `finetune`, `dump_attention`, `ablate` and `analyze` settings of experiment=paper).
+multiplies per-example costs by the profile's counts (its GLUE tasks at their real sizes,
+capped by `prepare`'s row limits, times its fine-tuning seeds; the `finetune`,
+`dump_attention`, `ablate` and `analyze` settings of experiment=<profile>).
 """
 
 from __future__ import annotations
@@ -68,9 +71,9 @@ GLUE_SIZES = {
 }
 
 
-def paper_params() -> dict[str, Any]:
-    """The composed config of experiment=paper (what params.yaml would hold)."""
-    return OmegaConf.to_container(OmegaConf.create(compose_params(["experiment=paper"])))
+def profile_params(profile: str) -> dict[str, Any]:
+    """The composed config of experiment=<profile> (what params.yaml would hold)."""
+    return OmegaConf.to_container(OmegaConf.create(compose_params([f"experiment={profile}"])))
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,26 @@ class Shape:
         layers_run = sum((self.heads + 1) * (self.layers - start) for start in range(self.layers))
         return self.forward_flops(length) + layers_run * self.layer_flops(length)
 
+    @classmethod
+    def of_model(cls, model: dict[str, Any]) -> Shape:
+        """The shapes of a profile's model: its config.json when the model is on disk (a
+        local folder or pkg://), its random_config, else a BertConfig's defaults."""
+        from transformers import BertConfig
+
+        from pipeline.models.loading import resolve_location
+
+        values: dict[str, Any] = dict(model.get("random_config") or {})
+        if not values and model.get("name_or_path"):
+            config = Path(resolve_location(model["name_or_path"])) / "config.json"
+            values = json.loads(config.read_text()) if config.exists() else {}
+        config = BertConfig(**{k: v for k, v in values.items() if k in BertConfig().to_dict()})
+        return cls(
+            config.num_hidden_layers,
+            config.num_attention_heads,
+            config.hidden_size,
+            config.intermediate_size,
+        )
+
 
 # --- measurements, each in a fresh process ------------------------------------------------
 
@@ -104,16 +127,24 @@ def _peak_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
 
 
-def _setup(threads: int):
-    """Threads, the tokenizer and a bert-base-shaped classifier with random weights."""
+def _setup(opts: dict[str, Any]):
+    """Threads, the tokenizer and a classifier of the profile's shape with random weights."""
     from transformers import BertConfig, BertForSequenceClassification
 
     from pipeline.models.loading import load_tokenizer
 
-    torch.set_num_threads(threads)
+    torch.set_num_threads(opts["threads"])
     torch.manual_seed(0)
     tokenizer = load_tokenizer(OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml"))
-    config = BertConfig(vocab_size=len(tokenizer), num_labels=2)  # bert-base shapes
+    shape = Shape(**opts["shape"])
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        num_labels=2,
+        num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads,
+        hidden_size=shape.hidden,
+        intermediate_size=shape.intermediate,
+    )
     model = BertForSequenceClassification(config)
     model.set_attn_implementation("sdpa")
     return tokenizer, model.eval()
@@ -141,11 +172,11 @@ def _rows(tokenizer, count: int, length: int):
 def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.models.training import TrainSettings, predict, train
 
-    tokenizer, model = _setup(opts["threads"])
+    tokenizer, model = _setup(opts)
     gflops = matmul_gflops()  # the machine's rate now, in this process
     batch = opts["train_batch"]
     data = _rows(tokenizer, batch * (1 + opts["train_steps"]), opts["length"])
-    node = OmegaConf.create(paper_params()["finetune"])
+    node = OmegaConf.create(profile_params(opts["profile"])["finetune"])
     node.epochs, node.batch_size, node.checkpoint_every = 1, batch, 0
     settings = TrainSettings.from_config(node, seed=0)
     task, pad = load_task(TASK), tokenizer.pad_token_id
@@ -174,7 +205,7 @@ def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.attention.store import AttentionWriter
     from pipeline.core.precision import autocast
 
-    tokenizer, model = _setup(opts["threads"])
+    tokenizer, model = _setup(opts)
     model = attach(model)
     count, batch = opts["dump_examples"], opts["dump_batch"]
     frame = _frame(count + batch, opts["length"])
@@ -213,11 +244,11 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
     from pipeline.michel.importance import gated_logits, head_importance
 
-    tokenizer, model = _setup(opts["threads"])
+    tokenizer, model = _setup(opts)
     gflops = matmul_gflops()  # the machine's rate now, in this process
     layerwise = Layerwise.of(attach(model))
     shape = model_shape(model)
-    ablate = paper_params()["ablate"]
+    ablate = profile_params(opts["profile"])["ablate"]
     pad, task = tokenizer.pad_token_id, load_task(TASK)
     sweep_rows = _rows(tokenizer, opts["sweep_examples"], opts["length"])
     scored = _rows(tokenizer, opts["importance_examples"], opts["length"])
@@ -253,7 +284,7 @@ def measure_analyze(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.kovaleva.analysis import AnalyzeSettings, analyze_task
 
     torch.set_num_threads(opts["threads"])
-    node = OmegaConf.create(paper_params()["analyze"])
+    node = OmegaConf.create(profile_params(opts["profile"])["analyze"])
     settings = AnalyzeSettings.from_config(node)
     started = time.perf_counter()
     result = analyze_task(AttentionStore(opts["store"]), TASK, settings)
@@ -284,8 +315,9 @@ def in_fresh_process(function, opts: dict[str, Any]) -> dict[str, float]:
 def projection(
     cost: dict[str, dict[str, float]], params: dict[str, Any], shape: Shape
 ) -> pd.DataFrame:
-    """Time, disk and peak memory of each stage of the paper profile, all tasks together."""
+    """Time, disk and peak memory of each stage of the profile, all tasks and seeds together."""
     finetune, dump, ablate = params["finetune"], params["dump_attention"], params["ablate"]
+    prepare, seeds = params["prepare"], len(params["seeds"])
     trained = 1 + int(finetune["baselines"]["random_init"])  # fine-tuned runs per task
     scored = (
         1
@@ -298,6 +330,8 @@ def projection(
     rows |= {"importance": {"hours": 0.0, "disk_gib": 0.0}, "analyze": {"hours": 0.0}}
     for task in params["tasks"]:
         train_n, dev_n = GLUE_SIZES[task]
+        train_n = min(train_n, prepare["max_train_rows"] or train_n)
+        dev_n = min(dev_n, prepare["max_eval_rows"] or dev_n)
         dumped = min(dev_n, dump["num_examples"] or dev_n)
         swept = min(dev_n, ablate["num_examples"] or dev_n)
         importance_n = ablate["importance_examples"] or train_n
@@ -310,10 +344,10 @@ def projection(
             * (importance_n * cost["ablate"]["importance_s"] + swept * cost["ablate"]["gated_s"]),
             "analyze": dumped * cost["analyze"]["analyze_s"],
         }
-        for stage, value in seconds.items():
-            rows[stage]["hours"] += value / 3600
-        rows["finetune"]["disk_gib"] += params_bytes / 2**30  # the saved model
-        rows["dump"]["disk_gib"] += 2 * dumped * cost["dump"]["store_bytes"] / 2**30
+        for stage, value in seconds.items():  # every stage runs per (task, seed)
+            rows[stage]["hours"] += seeds * value / 3600
+        rows["finetune"]["disk_gib"] += seeds * params_bytes / 2**30  # the saved models
+        rows["dump"]["disk_gib"] += seeds * 2 * dumped * cost["dump"]["store_bytes"] / 2**30
     rows["finetune"]["peak_gib"] = cost["finetune"]["peak_gib"]
     rows["finetune"]["checkpoint_gib"] = 3 * params_bytes / 2**30  # weights + AdamW m, v
     rows["dump"]["peak_gib"] = cost["dump"]["peak_gib"]
@@ -328,6 +362,7 @@ def projection(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="paper", help="conf/experiment/PROFILE.yaml")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--precision", default="fp32", choices=["auto", "fp32", "bf16", "fp16"])
     parser.add_argument("--length", type=int, default=128)
@@ -340,9 +375,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
 
-    params = paper_params()
+    params = profile_params(args.profile)
+    shape = Shape.of_model(params["model"])
     with tempfile.TemporaryDirectory() as folder:
         opts = {**vars(args), "json": None, "store": str(Path(folder) / "bench.parquet")}
+        opts["shape"] = vars(shape)
         cost = {}
         for stage, function in (
             ("finetune", measure_finetune),
@@ -352,15 +389,6 @@ def main() -> None:
         ):
             cost[stage] = in_fresh_process(function, opts)
             print(f"{stage}: {json.dumps({k: round(v, 4) for k, v in cost[stage].items()})}")
-    from transformers import BertConfig
-
-    config = BertConfig()
-    shape = Shape(
-        config.num_hidden_layers,
-        config.num_attention_heads,
-        config.hidden_size,
-        config.intermediate_size,
-    )
     rates = {
         "finetune": 3 * shape.forward_flops(args.length) / cost["finetune"]["train_s"] / 1e9,
         "sweep": shape.sweep_flops(args.length) / cost["ablate"]["sweep_s"] / 1e9,
@@ -372,7 +400,10 @@ def main() -> None:
             f"measured just before it ({gflops:.1f} GFLOP/s, {args.threads} thread(s))"
         )
     table = projection(cost, params, shape)
-    print(f"\npaper profile ({', '.join(params['tasks'])}), precision {args.precision}:")
+    print(
+        f"\n{args.profile} profile ({', '.join(params['tasks'])} x {len(params['seeds'])} "
+        f"seed(s); {shape}), precision {args.precision}:"
+    )
     print(table.round(2).to_string(na_rep=""))
     if args.json:
         record = {"args": {k: str(v) for k, v in vars(args).items()}, "cost": cost}

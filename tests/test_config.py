@@ -86,7 +86,9 @@ def test_the_negation_word_no_stays_a_word() -> None:
 
 
 def test_every_config_group_is_typed() -> None:
-    untyped = {"experiment", "hydra"}  # profiles override typed groups; hydra/ is Hydra's own
+    # profiles override typed groups; hydra/ is Hydra's own; scale/ configures the parallel
+    # runner, composed on its own and typed by pipeline/scale/config.py
+    untyped = {"experiment", "hydra", "scale"}
     groups = {p.name for p in CONF_DIR.iterdir() if p.is_dir()} - untyped
     assert groups <= set(schema.Config.__dataclass_fields__)
 
@@ -144,3 +146,17 @@ def test_the_standard_profile_has_three_seeds_and_larger_samples_than_quick() ->
     # quick spends its spare minutes on ablation rows (README, Profiles); standard never fewer
     assert standard.ablate.num_examples >= quick.ablate.num_examples
     assert standard.gates.num_examples == standard.ablate.num_examples  # the same dev rows
+
+
+def _has_offline_train_split(task: str, glue: Path) -> bool:
+    spec = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+    return (glue / spec.local.folder / spec.local.files.train).exists()
+
+
+def test_the_full_profile_fine_tunes_every_offline_task_on_all_its_rows(shared_data) -> None:
+    full = OmegaConf.create(compose_params(["experiment=full"]))
+    glue = shared_data / "glue_data"
+    offline = {t for t in group_options("task") if _has_offline_train_split(t, glue)}
+    assert set(full.tasks) == offline and len(full.tasks) == len(offline)
+    assert full.prepare.max_train_rows is None and full.prepare.max_eval_rows is None
+    assert (full.finetune.epochs, list(full.seeds)) == (3, [42, 43, 44])  # the paper's epochs

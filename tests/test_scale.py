@@ -1,0 +1,335 @@
+"""Issue 22: the DVC DAG run in parallel on submitit's local executor (`python -m pipeline.scale`)
+leaves what a sequential `dvc repro` leaves; a failed stage stops only its descendants; an
+interrupted run keeps what finished and a rerun completes the rest; one DVC user at a time.
+
+The fast tests run a toy dvc.yaml (a matrix stage, a directory dep on their outputs, a metric
+kept in git); the slow ones run the micro profile."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.core.errors import PipelineError
+from pipeline.scale.config import load_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+# part@a takes longer than part@b, so jobs end out of dvc repro's order; part@c sleeps while
+# a file `slow` exists and fails while `fail_c` exists: neither is tracked, so the stage's
+# definition is the same either way; so is `no_report`, which keeps report from writing its
+# output. Each part writes when it ran to `when/`,
+# outside DVC's outputs.
+TOY_DVC_YAML = """\
+stages:
+  source:
+    cmd: mkdir -p data && echo hello > data/source.txt
+    outs: [data/source.txt]
+  part:
+    matrix:
+      item: ${items}
+    cmd: >-
+      mkdir -p when parts && date +%s.%N > when/${item.item}.start && sleep 1 &&
+      if [ ${item.item} = a ]; then sleep 1; fi &&
+      if [ ${item.item} = c ]; then echo $$ > when/c.pid; while [ -e slow ]; do sleep 0.2; done;
+      test ! -e fail_c || { echo "error: c was told to fail" >&2; exit 3; }; fi &&
+      cat data/source.txt > parts/${item.item}.txt && echo ${item.item} >> parts/${item.item}.txt &&
+      date +%s.%N > when/${item.item}.end
+    deps: [data/source.txt]
+    outs:
+      - parts/${item.item}.txt
+  join:
+    cmd: mkdir -p metrics && cat parts/*.txt > joined.txt && wc -l < joined.txt > metrics/lines.json
+    deps: [parts]
+    outs: [joined.txt]
+    metrics:
+      - metrics/lines.json: {cache: false}
+  report:
+    cmd: test -e no_report || sort -r joined.txt > report.txt
+    deps: [joined.txt]
+    outs:
+      - report.txt: {cache: false}
+"""
+TOY_STAGES = ["source", "part@a", "part@b", "part@c", "join", "report"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), **extra}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def _run(
+    args: list[str], cwd: Path, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        args, cwd=cwd, env=env or _env(), capture_output=True, text=True, timeout=1800
+    )
+    if check:
+        assert result.returncode == 0, f"{args} failed:\n{result.stdout[-3000:]}\n{result.stderr}"
+    return result
+
+
+def _scale(
+    cwd: Path, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return _run([sys.executable, "-m", "pipeline.scale", "--jobs", "2"], cwd, check, env)
+
+
+def _git_repo(root: Path) -> Path:
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "config", "user.email", "ci@example.com"],
+        ["git", "config", "user.name", "ci"],
+        ["dvc", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-qm", "start"],
+    ):
+        _run(command, root)
+    return root
+
+
+def _toy(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "dvc.yaml").write_text(TOY_DVC_YAML)
+    (root / "params.yaml").write_text("items: [a, b, c]\n")
+    return _git_repo(root)
+
+
+def _lock(root: Path) -> dict:
+    return yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+
+
+def _status_clean(root: Path) -> bool:
+    return _run(["dvc", "status", "--json"], root).stdout.strip() == "{}"
+
+
+def _file_hashes(root: Path, folders: list[str]) -> dict[str, str]:
+    """Every file under the folders (and the cache), by path, with its md5."""
+    hashes = {}
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "timings" not in path.parts:
+                hashes[str(path.relative_to(root))] = hashlib.md5(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def _clone(source: Path, target: Path) -> Path:
+    """A copy of the repo's committed state: the same commit, nothing run yet."""
+    _run(["git", "clone", "-q", str(source), str(target)], source.parent)
+    for key, value in (("user.email", "ci@example.com"), ("user.name", "ci")):
+        _run(["git", "config", key, value], target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> Path:
+    return _toy(tmp_path_factory.mktemp("scale") / "toy")
+
+
+@pytest.fixture(scope="module")
+def toy_sequential(toy, tmp_path_factory) -> Path:
+    """The toy run by a sequential `dvc repro`: what every parallel run must leave."""
+    root = _clone(toy, tmp_path_factory.mktemp("scale") / "sequential")
+    _run(["dvc", "repro"], root)
+    return root
+
+
+# --- the config ---------------------------------------------------------------------------
+
+
+def test_each_stage_takes_the_resources_declared_for_its_name() -> None:
+    config = load_config()
+    assert config.resources_of("finetune@sst2-42") == config.resources["finetune"]
+    assert config.resources_of("report") == config.resources["default"]
+    slurm = load_config("slurm", ["slurm.partition=gpu"])
+    assert slurm.executor.value == "slurm" and slurm.slurm.partition == "gpu"
+    assert slurm.resources == config.resources  # declared once, in default.yaml
+
+
+def test_a_bad_setting_fails_in_one_line_naming_the_key() -> None:
+    with pytest.raises(PipelineError) as error:
+        load_config(overrides=["resources.finetune.gpu=1"])
+    assert "resources.finetune.gpu" in str(error.value) and "\n" not in str(error.value)
+
+
+# --- the toy DAG --------------------------------------------------------------------------
+
+
+def test_a_parallel_run_leaves_what_dvc_repro_leaves(toy, toy_sequential, tmp_path) -> None:
+    root = _clone(toy, tmp_path / "parallel")
+    _scale(root)
+    assert (root / "dvc.lock").read_text() == (toy_sequential / "dvc.lock").read_text()
+    folders = ["data", "parts", "metrics", ".dvc/cache"]
+    assert _file_hashes(root, folders) == _file_hashes(toy_sequential, folders)
+    for name in ("joined.txt", "report.txt"):
+        assert (root / name).read_text() == (toy_sequential / name).read_text()
+    assert _status_clean(root)
+    # independent stages ran at once: some two parts overlapped in time
+    spans = [
+        (float((root / f"when/{p}.start").read_text()), float((root / f"when/{p}.end").read_text()))
+        for p in "abc"
+    ]
+    assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1 :])
+    again = _scale(root)  # nothing is stale: nothing runs
+    assert "6 up to date" in again.stdout and "started" not in again.stdout
+    for name in ("parts/a.txt", "joined.txt"):  # outputs in DVC's cache come back from it
+        (root / name).unlink()
+    restored = _scale(root)
+    assert "2 restored from the run cache, 4 up to date" in restored.stdout, restored.stdout
+    assert "started" not in restored.stdout and _status_clean(root)
+
+
+def test_a_failing_stage_stops_its_descendants_and_keeps_the_rest(
+    toy, toy_sequential, tmp_path
+) -> None:
+    root = _clone(toy, tmp_path / "failing")
+    (root / "fail_c").touch()
+    result = _scale(root, check=False)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "part@c" in errors[0] and "error: c was told to fail" in errors[0]
+    assert set(_lock(root)) == {"source", "part@a", "part@b"}  # join and report never ran
+    assert not (root / "joined.txt").exists()
+    assert "2 skipped" in result.stdout
+
+    (root / "fail_c").unlink()
+    rerun = _scale(root)
+    ran = set(re.findall(r"\] started +(\S+)", rerun.stdout))
+    assert ran == {"part@c", "join", "report"}  # only what was missing
+    assert _lock(root) == _lock(toy_sequential)
+    assert _status_clean(root)
+
+
+def test_a_stage_that_does_not_write_its_output_fails_in_one_line(toy, tmp_path) -> None:
+    root = _clone(toy, tmp_path / "no-output")
+    (root / "no_report").touch()
+    result = _scale(root, check=False)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "report" in result.stderr
+    assert "report.txt" in result.stderr and "does not exist" in result.stderr
+    assert set(_lock(root)) == set(TOY_STAGES) - {"report"}  # the rest is recorded
+
+
+def test_an_interrupted_run_keeps_what_ended_and_a_rerun_completes_it(
+    toy, toy_sequential, tmp_path
+) -> None:
+    root = _clone(toy, tmp_path / "interrupted")
+    (root / "slow").touch()
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.scale", "--jobs", "2"],
+        cwd=root,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while not ((root / "dvc.lock").exists() and {"part@a", "part@b"} <= set(_lock(root))):
+        assert run.poll() is None and time.monotonic() < deadline, "the run ended early"
+        time.sleep(0.5)
+    # one DVC user at a time: a second run, and DVC itself, are refused while this one runs
+    second = _scale(root, check=False)
+    assert second.returncode == 2 and second.stderr.startswith("error: ")
+    assert "lock" in second.stderr and len(second.stderr.strip().splitlines()) == 1
+    assert _run(["dvc", "status"], root, check=False).returncode != 0
+
+    pid = int((root / "when/c.pid").read_text())
+    run.send_signal(signal.SIGTERM)
+    out, _ = run.communicate(timeout=120)
+    assert run.returncode == 130, out
+    assert set(_lock(root)) == {"source", "part@a", "part@b"}
+    assert "cancelled   part@c" in out
+    with pytest.raises(ProcessLookupError):  # the interrupted stage's command is gone too
+        os.kill(pid, 0)
+
+    (root / "slow").unlink()
+    rerun = _scale(root)
+    ran = set(re.findall(r"\] started +(\S+)", rerun.stdout))
+    assert ran == {"part@c", "join", "report"}
+    assert _lock(root) == _lock(toy_sequential)
+    assert _status_clean(root)
+
+
+# --- the micro profile --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def micro(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
+    """The project at this commit in a fresh git repo, composed for the micro profile."""
+    root = tmp_path_factory.mktemp("scale-micro") / "origin"
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
+    ).stdout.split()
+    for name in listed:
+        if name.startswith(("outputs/", "data/glue")) or name == "dvc.lock":
+            continue
+        if (REPO / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, root / name)
+    env = _env(DARK_SECRETS_DATA=str(shared_data))  # read by every stage, inherited by jobs
+    _run([sys.executable, "-m", "pipeline.core.params", "experiment=micro"], root, env=env)
+    for command in (
+        ["git", "init", "-q"],
+        ["git", "config", "user.email", "ci@example.com"],
+        ["git", "config", "user.name", "ci"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-qm", "micro"],
+    ):
+        _run(command, root)
+    return root, env
+
+
+# Outputs that differ between any two runs, sequential ones included, so no runner can
+# reproduce their bytes: torch.save writes the file's temporary name into cnn.pt's archive,
+# and the strip plots of clark_heads jitter their points with numpy's unseeded global RNG
+# (report.html embeds those figures). Every other byte must match.
+NOT_REPRODUCIBLE = re.compile(
+    r"outputs/patterns/cnn\.pt|outputs/figures/clark_heads/.*/(entropy|targets)\.png"
+    r"|outputs/report\.html"
+)
+
+
+def _masked_lock(root: Path, not_reproducible: set[str]) -> tuple[list[str], dict]:
+    """dvc.lock's stage names in order, and its entries with the hash of every dep or out
+    that holds a not-reproducible file (the file itself or a folder around it) masked."""
+    stages = _lock(root)
+    for entry in stages.values():
+        for item in entry.get("deps", []) + entry.get("outs", []):
+            path = item["path"]
+            if any(f == path or f.startswith(f"{path}/") for f in not_reproducible):
+                item.update(md5="*", size="*", nfiles="*")
+    return list(stages), stages
+
+
+@pytest.mark.slow
+def test_the_micro_profile_in_parallel_matches_a_sequential_dvc_repro(micro) -> None:
+    origin, env = micro
+    sequential = _clone(origin, origin.parent / "sequential")
+    _run(["dvc", "repro"], sequential, env=env)
+    parallel = _clone(origin, origin.parent / "parallel")
+    result = _scale(parallel, env=env)
+    assert "failed" not in result.stdout
+    assert _run(["dvc", "status", "--json"], parallel, env=env).stdout.strip() == "{}"
+
+    seq_files = _file_hashes(sequential, ["outputs", "data"])
+    par_files = _file_hashes(parallel, ["outputs", "data"])
+    assert seq_files.keys() == par_files.keys()
+    differing = {f for f in seq_files if seq_files[f] != par_files[f]}
+    assert all(NOT_REPRODUCIBLE.fullmatch(f) for f in differing), sorted(differing)
+    assert _masked_lock(parallel, differing) == _masked_lock(sequential, differing)
+    # the cache holds the same objects, but for the versions of the not-reproducible files
+    seq_cache = set(_file_hashes(sequential, [".dvc/cache/files"]))
+    par_cache = set(_file_hashes(parallel, [".dvc/cache/files"]))
+    versions = {h for f in differing for h in (seq_files[f], par_files[f])}
+    assert seq_cache ^ par_cache <= {f".dvc/cache/files/md5/{h[:2]}/{h[2:]}" for h in versions}
