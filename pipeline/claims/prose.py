@@ -5,8 +5,8 @@ differs from the outputs."""
 
 from __future__ import annotations
 
+import argparse
 import re
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -100,5 +100,9 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd())
+    parser = argparse.ArgumentParser(
+        description="Copy the results files into README.md between their markers."
+    )
+    parser.add_argument("root", nargs="?", type=Path, default=Path.cwd(), help="the checkout")
+    main(parser.parse_args().root)
     print("README.md: results blocks rewritten from", ", ".join(map(str, RESULTS.values())))

@@ -17,6 +17,7 @@ table that `python -m pipeline.claims.seeds` prints).
 
 from __future__ import annotations
 
+import argparse
 import math
 from collections.abc import Sequence
 
@@ -106,4 +107,7 @@ def coverage_table(
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(
+        description="Print the simulated coverage of the seed interval (the README's table)."
+    ).parse_args()
     print(coverage_table())
