@@ -33,7 +33,8 @@ from benchmarks.reference.naive_ablation import naive_sweep
 from benchmarks.reference.slicing import slice_heads
 from pipeline.attention.engine import HeadControl, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.core.config import CONF_DIR, glue_dir
+from pipeline.core.schema import load_task
 from pipeline.core.stage import primary_model
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split

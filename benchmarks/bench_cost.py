@@ -50,8 +50,9 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.core.config import CONF_DIR, glue_dir
 from pipeline.core.params import compose_params
+from pipeline.core.schema import load_task
 from pipeline.michel.importance import pruning_schedule
 
 REPO = Path(__file__).resolve().parent.parent
@@ -170,7 +171,8 @@ def _rows(tokenizer, count: int, length: int):
 
 
 def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
-    from pipeline.models.training import TrainSettings, predict, train
+    from pipeline.core.schema import FinetuneConfig, typed
+    from pipeline.models.training import predict, train
 
     tokenizer, model = _setup(opts)
     gflops = matmul_gflops()  # the machine's rate now, in this process
@@ -178,13 +180,13 @@ def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
     data = _rows(tokenizer, batch * (1 + opts["train_steps"]), opts["length"])
     node = OmegaConf.create(profile_params(opts["profile"])["finetune"])
     node.epochs, node.batch_size, node.checkpoint_every = 1, batch, 0
-    settings = TrainSettings.from_config(node, seed=0)
+    settings = typed(FinetuneConfig, node)
     task, pad = load_task(TASK), tokenizer.pad_token_id
     run = {"device": torch.device("cpu"), "precision": opts["precision"]}
-    train(model, task, data.rows[:batch], data.labels[:batch], settings, pad, **run)  # warm-up
+    train(model, task, data.rows[:batch], data.labels[:batch], settings, 0, pad, **run)  # warm-up
     started = time.perf_counter()
     timed = slice(batch, None)
-    train(model, task, data.rows[timed], data.labels[timed], settings, pad, **run)
+    train(model, task, data.rows[timed], data.labels[timed], settings, 0, pad, **run)
     seconds = time.perf_counter() - started
     predict(model, data.rows[:batch], batch, pad, **run)  # warm-up
     started = time.perf_counter()
@@ -281,11 +283,12 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
 
 def measure_analyze(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.attention.store import AttentionStore
-    from pipeline.kovaleva.analysis import AnalyzeSettings, analyze_task
+    from pipeline.core.schema import AnalyzeConfig, typed
+    from pipeline.kovaleva.analysis import analyze_task
 
     torch.set_num_threads(opts["threads"])
     node = OmegaConf.create(profile_params(opts["profile"])["analyze"])
-    settings = AnalyzeSettings.from_config(node)
+    settings = typed(AnalyzeConfig, node)
     started = time.perf_counter()
     result = analyze_task(AttentionStore(opts["store"]), TASK, settings)
     seconds = time.perf_counter() - started

@@ -29,7 +29,8 @@ from omegaconf import OmegaConf
 from pipeline.attention.dump import Example, dump_variant, tokenize_examples
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.store import AttentionStore, AttentionWriter
-from pipeline.core.config import CONF_DIR, glue_dir, load_task
+from pipeline.core.config import CONF_DIR, glue_dir
+from pipeline.core.schema import load_task
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import read_local_split, read_split

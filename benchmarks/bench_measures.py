@@ -25,12 +25,13 @@ from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.rollout import rollout
-from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.config import CONF_DIR
+from pipeline.core.schema import GatesConfig, load_task, typed
 from pipeline.core.stage import primary_model
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split
 from pipeline.data.sampling import evaluation_sample
-from pipeline.michel.gates import GatesSettings, fit_gates
+from pipeline.michel.gates import fit_gates
 from pipeline.michel.importance import gated_logits
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_finetuned, load_tokenizer
@@ -91,7 +92,7 @@ def main() -> None:
     rolled = best_of(args.repeat, lambda: [rollout(maps) for maps in captured])
     print(f"rollout:                  {rolled:.3f} s ({1e3 * rolled / len(captured):.2f} ms/ex)")
 
-    settings = GatesSettings.from_config(OmegaConf.load(CONF_DIR / "gates" / "default.yaml"))
+    settings = typed(GatesConfig, OmegaConf.load(CONF_DIR / "gates" / "default.yaml"))
     train = evaluation_sample(read_split(REPO / "data", task.name, "train"), task,
                               settings.train_examples, SEED)  # fmt: skip
     fitted = labelled_rows(tokenizer, task, train, MAX_LENGTH, f"{task.name} train")

@@ -24,14 +24,15 @@ from omegaconf import OmegaConf
 
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
-from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.config import CONF_DIR
 from pipeline.core.precision import autocast
+from pipeline.core.schema import FinetuneConfig, load_task, typed
 from pipeline.core.stage import primary_model
 from pipeline.data.glue import read_split
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer
 from pipeline.models.metrics import task_metrics
-from pipeline.models.training import TrainSettings, predict, train
+from pipeline.models.training import predict, train
 
 REPO = Path(__file__).resolve().parent.parent
 CPU = torch.device("cpu")
@@ -90,12 +91,12 @@ def main() -> None:
     train_frame = read_split(REPO / "data", task.name, "train").head(args.train_rows)
     training = labelled_rows(tokenizer, task, train_frame, 64, "train")
     loop = OmegaConf.load(CONF_DIR / "finetune" / "default.yaml")
-    settings = TrainSettings.from_config(loop, seed=42)
+    settings = typed(FinetuneConfig, loop)
     curves, trained = {}, {}
     for name in ("fp32", low):
         fresh = load_classifier(model_cfg, tokenizer, task.num_labels, seed=42)
         curves[name] = np.array(
-            train(fresh, task, training.rows, training.labels, settings, pad_id, CPU, "", name)
+            train(fresh, task, training.rows, training.labels, settings, 42, pad_id, CPU, "", name)
         )[:, 1]
         scored = predict(fresh, scoring.rows, 64, pad_id, CPU, name)
         trained[name] = task_metrics(task, scoring.labels, scored)[metric]

@@ -14,23 +14,17 @@ layers and heads from 1 (pipeline/michel/run.py).
 
 from __future__ import annotations
 
-from pipeline.core.config import TaskSpec
-from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.precision import autocast
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
 from pipeline.michel.figures import ablation_figures
-from pipeline.michel.run import AblateSettings, ablate_task
-from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
+from pipeline.michel.run import ablate_task
+from pipeline.models.loading import load_finetuned, load_tokenizer
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
-    task = TaskSpec.from_config(cfg.task)
-    settings = AblateSettings.from_config(cfg.ablate)
-    model = load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
-        pick_device(cfg.device)
-    )
+    cfg, task, settings = stage.cfg, stage.task, stage.settings("ablate")
+    model = load_finetuned(stage.model_folder, stage.device)
     scores_train = settings.importance_split == "train"
     with autocast(cfg.precision, model.device):  # fp32 on CPU (README, Precision)
         result = ablate_task(
@@ -43,16 +37,14 @@ def run(stage: StageRun) -> None:
             max_length=cfg.shared.max_length,
             seed=cfg.seed,
         )
-
-    plots = stage.out("plots", "ablate", task.name, stage.seed_folder)
-    for name, table in result.tables.items():
-        write_table(plots / f"{name}.csv", table)
-    figures = stage.out("figures", "ablate", task.name, stage.seed_folder)
-    for name, drawn in ablation_figures(result, task.name, settings).items():
-        config = {"model": cfg.model.name, "seed": stage.seed, **drawn.config}
-        save_figure(figures / f"{name}.png", drawn.figure, drawn.caption, config)
-    write_json(
-        stage.out("metrics", "ablate", task.name, f"{stage.seed_folder}.json"), result.metrics
+    stage.write_outputs(
+        "ablate",
+        task.name,
+        stage.seed_folder,
+        tables=result.tables,
+        figures=ablation_figures(result, task.name, settings),
+        metrics=result.metrics,
+        config={"model": cfg.model.name, "seed": stage.seed},
     )
 
 

@@ -17,35 +17,31 @@ Layers and heads are numbered from 1 in every output. The analysis is pipeline.k
 from __future__ import annotations
 
 from pipeline.attention.store import AttentionStore, store_path
-from pipeline.core.config import TaskSpec
-from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.analysis import AnalyzeSettings, analyze_task
+from pipeline.kovaleva.analysis import analyze_task
 from pipeline.kovaleva.figures import analysis_figures
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
-    task = TaskSpec.from_config(cfg.task).name
+    cfg, task = stage.cfg, stage.cfg.task.name
     source = store_path(stage.upstream("attention"), task, stage.seed)
     store = AttentionStore(source, expect_model=cfg.model.name)
-    settings = AnalyzeSettings.from_config(cfg.analyze)
-    result = analyze_task(store, task, settings, seed=cfg.seed)
-
-    plots = stage.out("plots", "analyze", task, stage.seed_folder)
-    for name, table in result.tables.items():
-        write_table(plots / f"{name}.csv", table)
-    figures = stage.out("figures", "analyze", task, stage.seed_folder)
-    config = {
-        "task": task,
-        "seed": stage.seed,
-        "model": cfg.model.name,
-        "examples": len(result.examples),
-        "store": str(source),
-    }
-    for name, drawn in analysis_figures(result, config).items():
-        save_figure(figures / f"{name}.png", drawn.figure, drawn.caption, drawn.config)
-    write_json(stage.out("metrics", "analyze", task, f"{stage.seed_folder}.json"), result.metrics)
+    result = analyze_task(store, task, stage.settings("analyze"), seed=cfg.seed)
+    stage.write_outputs(
+        "analyze",
+        task,
+        stage.seed_folder,
+        tables=result.tables,
+        figures=analysis_figures(result),
+        metrics=result.metrics,
+        config={
+            "task": task,
+            "seed": stage.seed,
+            "model": cfg.model.name,
+            "examples": len(result.examples),
+            "store": str(source),
+        },
+    )
 
 
 if __name__ == "__main__":

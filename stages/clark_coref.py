@@ -16,41 +16,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.attention.encoder import load_attached_encoder
-from pipeline.clark import figures
 from pipeline.clark.coref import read_gap_sample
-from pipeline.clark.coref_report import analyse_coref
+from pipeline.clark.coref_report import analyse_coref, coref_figures
 from pipeline.core.config import shared_data_dir
-from pipeline.core.heads import numbered_from_one
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.clark_coref
+    cfg, settings = stage.cfg, stage.settings("clark_coref")
     folder = Path(settings.dir or shared_data_dir(cfg) / "gap_coreference")
     select = read_gap_sample(folder, "development", settings.select_examples, cfg.seed)
     held_out = read_gap_sample(folder, "validation", settings.report_examples, cfg.seed)
-    model, tokenizer = load_attached_encoder(cfg)
-    report = analyse_coref(
-        model,
-        tokenizer,
-        select,
-        held_out,
-        settings.max_length,
-        settings.batch_size,
-        settings.bootstrap_resamples,
-        cfg.seed,
-    )
-
-    write_table(stage.out("plots", "clark_coref", "heads.csv"), numbered_from_one(report.heads))
-    save_figure(
-        stage.out("figures", "clark_coref", "heads.png"),
-        figures.coref_heads(report.heads, report.comparison),
-        f"Share of GAP validation pronouns ({report.report_examples}) whose {cfg.model.name} "
-        f"head attends more to the correct name than to the other; the head reported is "
-        f"chosen on {report.select_examples} development examples. Whiskers: 95% intervals "
-        f"bootstrapped over the validation examples.",
-        {"select_examples": settings.select_examples, "report_examples": settings.report_examples},
+    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    report = analyse_coref(model, tokenizer, select, held_out, settings, cfg.seed)
+    stage.write_outputs(
+        "clark_coref",
+        tables=report.tables,
+        figures=coref_figures(report, cfg.model.name, settings),
     )
     write_json(stage.out("metrics", "clark_coref", "gap.json"), report.metrics)
 

@@ -19,51 +19,24 @@ pipeline.clark.heads_report.
 from __future__ import annotations
 
 from pipeline.attention.store import AttentionStore, store_path
-from pipeline.clark import figures
-from pipeline.clark.heads_report import analyse_heads
-from pipeline.core.heads import numbered_from_one
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.clark.heads_report import analyse_heads, heads_figures
 from pipeline.core.stage import StageRun, stage_main
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.clark_heads
-    task = cfg.task.name
+    cfg, task, settings = stage.cfg, stage.cfg.task.name, stage.settings("clark_heads")
     store = AttentionStore(
         store_path(stage.upstream("attention"), task, stage.seed), expect_model=cfg.model.name
     )
-    report = analyse_heads(store, task, cfg.seed, **settings)
-    plots = stage.out("plots", "clark_heads", task, stage.seed_folder)
-    write_table(plots / "targets.csv", numbered_from_one(report.targets))
-    write_table(plots / "entropy.csv", numbered_from_one(report.entropy))
-    write_table(plots / "clusters.csv", numbered_from_one(report.clusters))
-    write_table(plots / "distances.csv", report.distances)
-
-    pictures = stage.out("figures", "clark_heads", task, stage.seed_folder)
-    where = f"{task}, {settings.variant} {cfg.model.name}, {report.examples} dev examples"
-    setup = {"variant": settings.variant, "examples": report.examples, "seed": stage.seed}
-    save_figure(
-        pictures / "targets.png",
-        figures.targets_per_layer(report.targets),
-        f"Average attention of each head (dots) and layer mean (line) to each token type "
-        f"({where}).",
-        setup,
-    )
-    save_figure(
-        pictures / "entropy.png",
-        figures.entropy_per_layer(report.entropy),
-        f"Attention entropy per head, over all tokens and from [CLS], against uniform "
-        f"attention ({where}).",
-        setup,
-    )
-    save_figure(
-        pictures / "clusters.png",
-        figures.head_clusters(report.clusters),
-        f"Heads placed by MDS of their summed Jensen-Shannon divergences ({where}).",
-        setup | dict(settings.behaviour),
-    )
-    write_json(
-        stage.out("metrics", "clark_heads", task, f"{stage.seed_folder}.json"), report.metrics
+    report = analyse_heads(store, task, cfg.seed, settings)
+    stage.write_outputs(
+        "clark_heads",
+        task,
+        stage.seed_folder,
+        tables=report.tables,
+        figures=heads_figures(report, task, cfg.model.name, settings),
+        metrics=report.metrics,
+        config={"seed": stage.seed},
     )
 
 

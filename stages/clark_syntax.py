@@ -19,37 +19,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.attention.encoder import load_attached_encoder
-from pipeline.clark import figures
-from pipeline.clark.syntax_report import analyse_syntax
+from pipeline.clark.syntax_report import analyse_syntax, syntax_figures
 from pipeline.clark.ud import read_treebank_sample
 from pipeline.core.config import shared_data_dir
-from pipeline.core.heads import numbered_from_one
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.clark_syntax
+    cfg, settings = stage.cfg, stage.settings("clark_syntax")
     ud = settings.ud
     folder = Path(ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
     train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed, ud.strip_subtypes)
     dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed, ud.strip_subtypes)
-    model, tokenizer = load_attached_encoder(cfg)
-    report = analyse_syntax(
-        model, tokenizer, train, dev, ud, settings.probe, cfg.seed, settings.bootstrap_resamples
-    )
-
-    write_table(
-        stage.out("plots", "clark_syntax", "relations.csv"), numbered_from_one(report.relations)
-    )
-    save_figure(
-        stage.out("figures", "clark_syntax", "relations.png"),
-        figures.relation_heads(report.relations),
-        f"Accuracy on UD dev ({report.dev_sentences} sentences) of the best {cfg.model.name} "
-        f"head per dependency relation and of the best fixed offset, both chosen on "
-        f"{report.train_sentences} train sentences; whiskers: 95% intervals bootstrapped "
-        f"over dev sentences.",
-        {"train_sentences": ud.train_sentences, "dev_sentences": ud.dev_sentences},
+    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    report = analyse_syntax(model, tokenizer, train, dev, settings, cfg.seed)
+    stage.write_outputs(
+        "clark_syntax",
+        tables=report.tables,
+        figures=syntax_figures(report, cfg.model.name, ud),
     )
     write_json(stage.out("metrics", "clark_syntax", "ud.json"), report.metrics)
 

@@ -14,37 +14,24 @@ statistics are pipeline.michel.seeds.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from pipeline.core.config import load_task
-from pipeline.core.io import save_figure, write_json, write_table, write_text
+from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.michel.seeds import compare_seeds, read_seed_runs, summary_text
-from pipeline.michel.seeds_figures import head_effects_scatter, metric_by_seed
+from pipeline.michel.seeds import combined, compare_seeds, read_seed_runs, summary_text
+from pipeline.michel.seeds_figures import cross_seed_figures
 
 
 def run(stage: StageRun) -> None:
-    seeds = list(stage.cfg.seeds)
-    tasks = [load_task(task) for task in stage.task_names]
-    runs = [read_seed_runs(stage.upstream(), task, seeds) for task in tasks]
+    runs = [read_seed_runs(stage.upstream(), task, list(stage.cfg.seeds)) for task in stage.tasks]
     compared = [compare_seeds(r) for r in runs]
-
-    plots = stage.out("plots", "cross_seed")
-    for name in compared[0].tables:
-        write_table(plots / f"{name}.csv", pd.concat([c.tables[name] for c in compared]))
-    write_text(plots / "summary.txt", summary_text(compared))
-    figures = {"metric_by_seed": metric_by_seed(pd.concat([c.tables["metric"] for c in compared]))}
-    if len(seeds) > 1:
-        figures["head_effects"] = head_effects_scatter({r.task.name: r.heads for r in runs})
-    for name, drawn in figures.items():
-        path = stage.out("figures", "cross_seed", f"{name}.png")
-        save_figure(
-            path, drawn.figure, drawn.caption, {"model": stage.cfg.model.name, **drawn.config}
-        )
-    write_json(
-        stage.out("metrics", "cross_seed.json"),
-        {k: v for c in compared for k, v in c.metrics.items()},
+    tables, metrics = combined(compared)
+    stage.write_outputs(
+        "cross_seed",
+        tables=tables,
+        figures=cross_seed_figures(runs, tables["metric"]),
+        metrics=metrics,
+        config={"model": stage.cfg.model.name},
     )
+    write_text(stage.out("plots", "cross_seed", "summary.txt"), summary_text(compared))
 
 
 if __name__ == "__main__":

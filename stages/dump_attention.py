@@ -10,35 +10,30 @@ outputs/metrics/dump_attention/<task>/seed<seed>.json.
 
 from __future__ import annotations
 
-from pipeline.attention.dump import DumpSettings, dump_task
+from pipeline.attention.dump import dump_task
 from pipeline.attention.store import config_hash, store_path
-from pipeline.core.config import TaskSpec
 from pipeline.core.io import write_json
 from pipeline.core.precision import autocast
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
-from pipeline.models.loading import load_encoder, load_finetuned, load_tokenizer, pick_device
+from pipeline.models.loading import load_encoder, load_finetuned, load_tokenizer
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
-    task = TaskSpec.from_config(cfg.task)
-    device = pick_device(cfg.device)
+    cfg, task = stage.cfg, stage.task
     tokenizer = load_tokenizer(cfg.model)
     models = {
-        "finetuned": load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
-            device
-        ),
-        "pretrained": load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(device),
+        "finetuned": load_finetuned(stage.model_folder, stage.device),
+        "pretrained": load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(stage.device),
     }
-    with autocast(cfg.precision, device):  # fp32 on CPU (README, Precision)
+    with autocast(cfg.precision, stage.device):  # fp32 on CPU (README, Precision)
         metrics = dump_task(
             models,
             tokenizer,
             task,
             read_split(stage.data(), task.name, task.eval_split),
             store_path(stage.out("attention"), task.name, stage.seed),
-            DumpSettings.from_config(cfg.dump_attention),
+            stage.settings("dump_attention"),
             max_length=cfg.shared.max_length,
             model_id=cfg.model.name,
             config_hash=config_hash(

@@ -17,20 +17,17 @@ are written.
 
 from __future__ import annotations
 
-from pipeline.core.config import TaskSpec
-from pipeline.core.io import atomic_path, save_figure, write_json, write_table
+from pipeline.core.io import atomic_path
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
 from pipeline.models.checkpoints import remove_checkpoints
 from pipeline.models.figures import loss_figure
-from pipeline.models.finetune import FinetuneSettings, finetune_task
-from pipeline.models.loading import load_tokenizer, pick_device
+from pipeline.models.finetune import finetune_task
+from pipeline.models.loading import load_tokenizer
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
-    task = TaskSpec.from_config(cfg.task)
-    settings = FinetuneSettings.from_config(cfg.finetune, stage.seed)
+    cfg, task, settings = stage.cfg, stage.task, stage.settings("finetune")
     tokenizer = load_tokenizer(cfg.model)
     checkpoints = stage.out("checkpoints", "finetune", task.name, stage.seed_folder)
     result = finetune_task(
@@ -40,8 +37,9 @@ def run(stage: StageRun) -> None:
         read_split(stage.data(), task.name, "train"),
         read_split(stage.data(), task.name, task.eval_split),
         settings,
+        seed=stage.seed,
         max_length=cfg.shared.max_length,
-        device=pick_device(cfg.device),
+        device=stage.device,
         precision=cfg.precision,
         checkpoints=checkpoints,
     )
@@ -49,21 +47,23 @@ def run(stage: StageRun) -> None:
     with atomic_path(stage.out("models", task.name, stage.seed_folder)) as folder:
         result.model.save_pretrained(folder, safe_serialization=True)
         tokenizer.save_pretrained(folder)
-    plots = stage.out("plots", "finetune", task.name, stage.seed_folder)
-    write_table(plots / "loss.csv", result.curves)
-    write_table(plots / "predictions.csv", result.predictions)
-    save_figure(
-        stage.out("figures", "finetune", task.name, stage.seed_folder, "loss.png"),
-        *loss_figure(result.curves, f"{task.name}, seed {stage.seed}", settings.train.log_every),
+    stage.write_outputs(
+        "finetune",
+        task.name,
+        stage.seed_folder,
+        tables={"loss": result.curves, "predictions": result.predictions},
+        figures={
+            "loss": loss_figure(
+                result.curves, f"{task.name}, seed {stage.seed}", settings.log_every
+            )
+        },
+        metrics=result.metrics,
         config={
             "model": cfg.model.name,
             "seed": stage.seed,
             "train_rows": result.metrics["train_rows"],
-            "epochs": settings.train.epochs,
+            "epochs": settings.epochs,
         },
-    )
-    write_json(
-        stage.out("metrics", "finetune", task.name, f"{stage.seed_folder}.json"), result.metrics
     )
     remove_checkpoints(checkpoints)
 

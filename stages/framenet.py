@@ -12,21 +12,20 @@ pipeline.kovaleva.framenet_heads.
 
 from __future__ import annotations
 
-from omegaconf import OmegaConf
+from dataclasses import asdict
 
 from pipeline.attention.encoder import load_attached_encoder
-from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.figures import framenet_figures
-from pipeline.kovaleva.framenet import FilterRule, load_sentences
+from pipeline.kovaleva.framenet import load_sentences
 from pipeline.kovaleva.framenet_heads import score_heads
 
 
 def run(stage: StageRun) -> None:
-    cfg, settings = stage.cfg, stage.cfg.framenet
+    cfg, settings = stage.cfg, stage.settings("framenet")
     path = stage.data("framenet", "sentences.jsonl")
     sentences = load_sentences(path, settings.num_sentences, cfg.seed)
-    model, tokenizer = load_attached_encoder(cfg)
+    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
     result = score_heads(
         model,
         tokenizer,
@@ -37,19 +36,13 @@ def run(stage: StageRun) -> None:
         n_resamples=settings.bootstrap_resamples,
         seed=cfg.seed,
     )
-
-    plots = stage.out("plots", "framenet")
-    for name, table in result.tables.items():
-        write_table(plots / f"{name}.csv", table)
-    figures = stage.out("figures", "framenet")
-    config = {
-        "model": cfg.model.name,
-        "sentences": result.sentences,
-        **OmegaConf.to_container(settings, resolve=True),
-    }
-    for name, drawn in framenet_figures(result, FilterRule.from_config(settings), config).items():
-        save_figure(figures / f"{name}.png", drawn.figure, drawn.caption, drawn.config)
-    write_json(stage.out("metrics", "framenet.json"), result.metrics)
+    stage.write_outputs(
+        "framenet",
+        tables=result.tables,
+        figures=framenet_figures(result, settings),
+        metrics=result.metrics,
+        config={"model": cfg.model.name, "sentences": result.sentences, **asdict(settings)},
+    )
 
 
 if __name__ == "__main__":

@@ -14,15 +14,15 @@ from pathlib import Path
 from pipeline.core.config import shared_data_dir
 from pipeline.core.io import write_json, write_text
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.framenet import FilterRule, read_sentences, sentence_counts, to_jsonl
+from pipeline.kovaleva.framenet import read_sentences, sentence_counts, to_jsonl
 
 log = logging.getLogger(__name__)
 
 
 def run(stage: StageRun) -> None:
-    settings = stage.cfg.framenet
+    settings = stage.settings("framenet")
     source = shared_data_dir(stage.cfg) / Path(settings.source)  # an absolute source wins
-    sentences = read_sentences(source, FilterRule.from_config(settings))
+    sentences = read_sentences(source, settings)
     write_text(stage.data_out / "framenet" / "sentences.jsonl", to_jsonl(sentences))
     write_json(stage.out("metrics", "framenet_data.json"), sentence_counts(sentences))
     log.info("FrameNet: %d sentences pass the filter (from %s)", len(sentences), source)

@@ -18,52 +18,39 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.core.config import TaskSpec
-from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
-from pipeline.michel.gates import GatesSettings
 from pipeline.michel.gates_figures import gates_figures
 from pipeline.michel.gates_run import gates_task, michel_from_tables
-from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
+from pipeline.models.loading import load_finetuned, load_tokenizer
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
-    task = TaskSpec.from_config(cfg.task)
-    model = load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
-        pick_device(cfg.device)
-    )
+    cfg, task = stage.cfg, stage.task
     ablated = stage.upstream("plots", "ablate", task.name, stage.seed_folder)
     tables = [ablated / "pruning.csv", ablated / "importance.csv"]
     michel = (
         michel_from_tables(*map(pd.read_csv, tables)) if all(map(Path.exists, tables)) else None
     )
     result = gates_task(
-        model,
+        load_finetuned(stage.model_folder, stage.device),
         load_tokenizer(cfg.model),
         task,
         read_split(stage.data(), task.name, task.eval_split),
         read_split(stage.data(), task.name, "train"),
-        GatesSettings.from_config(cfg.gates),
+        stage.settings("gates"),
         michel,
         max_length=cfg.shared.max_length,
         seed=cfg.seed,
     )
-
-    plots = stage.out("plots", "gates", task.name, stage.seed_folder)
-    for name, table in result.tables.items():
-        write_table(plots / f"{name}.csv", table)
-    figures = stage.out("figures", "gates", task.name, stage.seed_folder)
-    for name, drawn in gates_figures(result, task.name).items():
-        save_figure(
-            figures / f"{name}.png",
-            drawn.figure,
-            drawn.caption,
-            {"model": cfg.model.name, "seed": stage.seed, **drawn.config},
-        )
-    write_json(
-        stage.out("metrics", "gates", task.name, f"{stage.seed_folder}.json"), result.metrics
+    stage.write_outputs(
+        "gates",
+        task.name,
+        stage.seed_folder,
+        tables=result.tables,
+        figures=gates_figures(result, task.name),
+        metrics=result.metrics,
+        config={"model": cfg.model.name, "seed": stage.seed},
     )
 
 

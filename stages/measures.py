@@ -14,39 +14,31 @@ The analysis is pipeline.attention.measures.
 from __future__ import annotations
 
 from pipeline.attention.figures import measures_figures
-from pipeline.attention.measures import MeasuresSettings, compare_measures
-from pipeline.core.config import TaskSpec
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.attention.measures import compare_measures
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
-from pipeline.models.loading import load_finetuned, load_tokenizer, pick_device
+from pipeline.models.loading import load_finetuned, load_tokenizer
 
 
 def run(stage: StageRun) -> None:
-    cfg = stage.cfg
-    task = TaskSpec.from_config(cfg.task)
-    model = load_finetuned(stage.upstream("models", task.name, stage.seed_folder)).to(
-        pick_device(cfg.device)
-    )
+    cfg, task = stage.cfg, stage.task
     result = compare_measures(
-        model,
+        load_finetuned(stage.model_folder, stage.device),
         load_tokenizer(cfg.model),
         task,
         read_split(stage.data(), task.name, task.eval_split),
-        MeasuresSettings.from_config(cfg.measures),
+        stage.settings("measures"),
         max_length=cfg.shared.max_length,
         seed=cfg.seed,
     )
-
-    plots = stage.out("plots", "measures", task.name, stage.seed_folder)
-    write_table(plots / "received.csv", result.received)
-    write_table(plots / "examples.csv", result.examples)
-    figures = stage.out("figures", "measures", task.name, stage.seed_folder)
-    for name, drawn in measures_figures(result, task.name).items():
-        config = {"model": cfg.model.name, "seed": stage.seed, **drawn.config}
-        save_figure(figures / f"{name}.png", drawn.figure, drawn.caption, config)
-    write_json(
-        stage.out("metrics", "measures", task.name, f"{stage.seed_folder}.json"), result.metrics
+    stage.write_outputs(
+        "measures",
+        task.name,
+        stage.seed_folder,
+        tables={"received": result.received, "examples": result.examples},
+        figures=measures_figures(result, task.name),
+        metrics=result.metrics,
+        config={"model": cfg.model.name, "seed": stage.seed},
     )
 
 

@@ -22,52 +22,45 @@ import logging
 import torch
 
 from pipeline.core.heads import numbered_from_one
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.apply import classify_heads
 from pipeline.kovaleva.patterns.cnn import load_classifier
-from pipeline.kovaleva.patterns.figures import SHARES_CAPTION, pattern_shares_figure
+from pipeline.kovaleva.patterns.figures import pattern_shares_figure
 from pipeline.kovaleva.patterns.maps import open_stores
-from pipeline.kovaleva.patterns.settings import PatternSettings
 
 log = logging.getLogger(__name__)
 
 
 def run(stage: StageRun) -> None:
-    settings = PatternSettings.from_config(stage.cfg.patterns, stage.cfg.seed)
-    torch.set_num_threads(settings.threads)
+    cfg, settings, seed = stage.cfg, stage.settings("patterns"), stage.seed_folder
+    torch.set_num_threads(settings.classifier.threads)
     classifier = load_classifier(stage.upstream("patterns", "cnn.pt"))
-    stores = open_stores(
-        stage.upstream("attention"), stage.task_names, stage.cfg.model.name, stage.seed
+    stores = open_stores(stage.upstream("attention"), stage.task_names, cfg.model.name, stage.seed)
+    classified = classify_heads(
+        classifier.ensembles, classifier.input_size, stores, settings, cfg.seed
     )
-    classified = classify_heads(classifier.ensembles, classifier.input_size, stores, settings)
-
-    seed = stage.seed_folder
-    write_table(
-        stage.out("patterns", "predictions", f"{seed}.parquet"),
-        numbered_from_one(classified.predictions),
+    predictions = numbered_from_one(classified.predictions)
+    write_table(stage.out("patterns", "predictions", f"{seed}.parquet"), predictions)
+    stage.write_outputs(
+        "patterns_apply",
+        seed,
+        tables={"shares": classified.shares, "vertical": classified.vertical},
+        figures={"fig2_pattern_shares": pattern_shares_figure(classified.shares)},
+        metrics=classified.metrics,
+        config={
+            "num_examples": settings.num_examples,
+            "model": cfg.model.name,
+            "seed": stage.seed,
+            "labels_from": classifier.trained_on,
+        },
     )
-    write_table(stage.out("plots", "patterns_apply", seed, "shares.csv"), classified.shares)
-    write_table(stage.out("plots", "patterns_apply", seed, "vertical.csv"), classified.vertical)
-    write_json(stage.out("metrics", "patterns_apply", f"{seed}.json"), classified.metrics)
-    config = {
-        "num_examples": settings.num_examples,
-        "model": stage.cfg.model.name,
-        "seed": stage.seed,
-        "labels_from": classifier.trained_on,
-    }
-    save_figure(
-        stage.out("figures", "patterns_apply", seed, "fig2_pattern_shares.png"),
-        pattern_shares_figure(classified.shares),
-        SHARES_CAPTION,
-        config,
-    )
-    if classifier.trained_on != stage.cfg.model.name:
+    if classifier.trained_on != cfg.model.name:
         log.warning(
             "the classifier learnt from %s's maps labelled by eye; %s's maps have no visual "
             "labels of their own, so its shares rest on that transfer",
             classifier.trained_on,
-            stage.cfg.model.name,
+            cfg.model.name,
         )
     log.info(
         "pattern shares:\n%s\nlargest share change under the second seed: %.4f",

@@ -16,25 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
 import torch
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_table
-from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import inputs_of, load_classifier, pairs_of, predict
-from pipeline.kovaleva.patterns.mapsets import read_map_set
-
-
-def classify_file(maps_path: Path, classifier_path: Path) -> pd.DataFrame:
-    """id, label of every map of an `.npz` map set."""
-    maps = read_map_set(maps_path)
-    classifier = load_classifier(classifier_path)
-    entries = list(maps.values())
-    inputs = inputs_of(entries, classifier.input_size)  # [N, 5, S, S]
-    probs = predict(classifier.ensembles[0], inputs, pairs_of(entries))  # [N, C]
-    labels = [CLASSES[i] for i in probs.argmax(-1).tolist()]
-    return pd.DataFrame({"id": list(maps), "label": labels})
+from pipeline.kovaleva.patterns.apply import classify_map_set
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:
-        labels = classify_file(args.maps, args.classifier)
+        labels = classify_map_set(args.maps, args.classifier)
     except PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

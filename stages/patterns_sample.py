@@ -25,14 +25,13 @@ from pipeline.kovaleva.patterns.labels import MAPS_FILE, SAMPLE_COLUMNS, SAMPLE_
 from pipeline.kovaleva.patterns.maps import open_stores
 from pipeline.kovaleva.patterns.mapsets import read_map_set, write_map_set
 from pipeline.kovaleva.patterns.sample import sample_round
-from pipeline.kovaleva.patterns.settings import PatternSettings
 from pipeline.kovaleva.patterns.sheets import render_sheets
 
 log = logging.getLogger(__name__)
 
 
 def run(stage: StageRun) -> None:
-    settings = PatternSettings.from_config(stage.cfg.patterns, stage.cfg.seed)
+    settings = stage.settings("patterns")
     folder = stage.data("annotations", stage.cfg.model.name)
     first_round = not (folder / SAMPLE_FILE).exists()
     before = (
@@ -43,7 +42,7 @@ def run(stage: StageRun) -> None:
     stores = open_stores(stage.upstream("attention"), tasks, stage.cfg.model.name, stage.seed)
     s = settings.sample
     rows, new_maps = sample_round(
-        stores, s.variants, s.classes, s.per_class, settings.thresholds, settings.seed, before
+        stores, s.variants, s.classes, s.per_class, settings.heuristic, stage.cfg.seed, before
     )
     if rows.empty:
         raise PipelineError(

@@ -21,24 +21,23 @@ import logging
 
 import torch
 
-from pipeline.core.io import save_figure, write_json, write_table, write_text
+from pipeline.core.io import write_table, write_text
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.cnn import save_classifier
 from pipeline.kovaleva.patterns.examples import pick_examples
-from pipeline.kovaleva.patterns.figures import EXAMPLES_CAPTION, pattern_examples_figure
+from pipeline.kovaleva.patterns.figures import pattern_examples_figure
 from pipeline.kovaleva.patterns.fit import train_classifier, training_summary
-from pipeline.kovaleva.patterns.settings import PatternSettings
 
 log = logging.getLogger(__name__)
 
 
 def run(stage: StageRun) -> None:
-    settings = PatternSettings.from_config(stage.cfg.patterns, stage.cfg.seed)
-    torch.set_num_threads(settings.threads)
+    cfg, settings = stage.cfg, stage.settings("patterns")
+    classifier = settings.classifier
+    torch.set_num_threads(classifier.threads)
     folder = stage.data("annotations", settings.labels_from)
-    trained = train_classifier(folder, settings.classifier, settings.thresholds, settings.seed)
+    trained = train_classifier(folder, classifier, settings.heuristic, cfg.seed)
 
-    classifier, plots = settings.classifier, stage.out("plots", "patterns_train")
     save_classifier(
         stage.out("patterns", "cnn.pt"),
         trained.ensembles,
@@ -47,20 +46,16 @@ def run(stage: StageRun) -> None:
         settings.labels_from,
     )
     write_table(stage.out("patterns", "labels.csv"), trained.labelled.origin)
-    write_json(stage.out("metrics", "patterns_train.json"), trained.metrics)
-    write_table(plots / "scores.csv", trained.scores)
-    write_table(plots / "agreement.csv", trained.agreement)
-    write_table(plots / "cross_validation.csv", trained.out_of_fold)
-    confusion = trained.out_of_fold.rename(columns={"visual": "actual", "cnn": "predicted"})
-    write_table(plots / "confusion.csv", confusion[["map_id", "actual", "predicted"]])
-    maps = trained.labelled.map_set
-    picks = pick_examples(trained.out_of_fold, maps)
-    write_table(plots / "examples.csv", picks)
-    config = {"labels_from": settings.labels_from, "model": stage.cfg.model.name}
-    figure_path = stage.out("figures", "patterns_train", "fig1_pattern_examples.png")
-    save_figure(figure_path, pattern_examples_figure(picks, maps), EXAMPLES_CAPTION, config)
-    summary = training_summary(trained, stage.cfg.model.name)
-    write_text(plots / "summary.txt", summary)
+    picks = pick_examples(trained.out_of_fold, trained.labelled.map_set)
+    stage.write_outputs(
+        "patterns_train",
+        tables={**trained.tables, "examples": picks},
+        figures={"fig1_pattern_examples": pattern_examples_figure(picks, trained.labelled.map_set)},
+        metrics=trained.metrics,
+        config={"labels_from": settings.labels_from, "model": cfg.model.name},
+    )
+    summary = training_summary(trained, cfg.model.name)
+    write_text(stage.out("plots", "patterns_train", "summary.txt"), summary)
     log.info("%s", summary)
 
 

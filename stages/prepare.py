@@ -6,19 +6,19 @@ read per split, `<task>.<split>.rows` and so on; pipeline/data/glue.py).
 
 from __future__ import annotations
 
-from pipeline.core.config import glue_dir, load_task
+from pipeline.core.config import glue_dir
 from pipeline.core.io import write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.data.glue import PrepareSettings, prepare_task
+from pipeline.data.glue import prepare_task
 
 
 def run(stage: StageRun) -> None:
-    settings = PrepareSettings.from_config(stage.cfg.prepare, stage.cfg.seed)
-    counts: dict[str, int] = {}
-    for name in stage.task_names:
-        for split, prepared in prepare_task(load_task(name), settings, glue_dir(stage.cfg)).items():
-            write_table(stage.data_out / "glue" / name / f"{split}.parquet", prepared.frame)
-            counts.update(prepared.counts(f"{name}.{split}"))
+    settings, counts = stage.settings("prepare"), {}
+    for task in stage.tasks:
+        prepared = prepare_task(task, settings, glue_dir(stage.cfg), stage.cfg.seed)
+        for split, kept in prepared.items():
+            write_table(stage.data_out / "glue" / task.name / f"{split}.parquet", kept.frame)
+            counts.update(kept.counts(f"{task.name}.{split}"))
     write_json(stage.out("metrics", "prepare.json"), counts)
 
 

@@ -13,8 +13,6 @@ each with `_ci_low`/`_ci_high`).
 
 from __future__ import annotations
 
-from pipeline.core.config import load_task
-from pipeline.core.io import save_figure, write_json, write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.figures import table1_figures
 from pipeline.kovaleva.table1 import (
@@ -29,7 +27,7 @@ from pipeline.kovaleva.table1 import (
 
 def run(stage: StageRun) -> None:
     cfg, seed = stage.cfg, stage.seed_folder
-    tasks = [load_task(task) for task in stage.task_names]
+    tasks = stage.tasks
     predictions = {
         task.name: read_predictions(
             stage.upstream("plots", "finetune", task.name, seed, "predictions.csv"),
@@ -39,14 +37,14 @@ def run(stage: StageRun) -> None:
     }
     resamples = cfg.table1.bootstrap_resamples
     table = table1(tasks, predictions, n_resamples=resamples, seed=cfg.seed)
-    write_table(stage.out("plots", "table1", seed, "table1.csv"), main_rows(table))
-    write_table(stage.out("plots", "table1", seed, "table1_all_metrics.csv"), table)
-    config = {"model": cfg.model.name, "seed": stage.seed, "bootstrap_resamples": resamples}
-    drawn_figures = table1_figures(main_rows(table), SCORED, list(DIFFERENCES), config)
-    for name, drawn in drawn_figures.items():
-        path = stage.out("figures", "table1", seed, f"{name}.png")
-        save_figure(path, drawn.figure, drawn.caption, drawn.config)
-    write_json(stage.out("metrics", "table1", f"{seed}.json"), table1_metrics(table))
+    stage.write_outputs(
+        "table1",
+        seed,
+        tables={"table1": main_rows(table), "table1_all_metrics": table},
+        figures=table1_figures(main_rows(table), SCORED, list(DIFFERENCES)),
+        metrics=table1_metrics(table),
+        config={"model": cfg.model.name, "seed": stage.seed, "bootstrap_resamples": resamples},
+    )
 
 
 if __name__ == "__main__":

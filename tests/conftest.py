@@ -54,10 +54,8 @@ def run_ok(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return result.stdout
 
 
-def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
-    """Copy the project's files (no outputs, prepared data or dvc.lock) into a fresh git repo
-    at `root`, composed for the micro profile and committed; return the environment to run
-    `dvc` and the stages in it."""
+def copy_project(root: Path) -> None:
+    """Copy the project's files (no outputs, prepared data or dvc.lock) to `root`."""
     listed = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
     ).stdout.split()
@@ -67,6 +65,12 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
         if (REPO / name).is_file():
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, root / name)
+
+
+def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
+    """Copy the project's files into a fresh git repo at `root`, composed for the micro
+    profile and committed; return the environment to run `dvc` and the stages in it."""
+    copy_project(root)
     env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     for command in (

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 from omegaconf import OmegaConf
+from omegaconf.errors import ValidationError
 from transformers import (
     DistilBertConfig,
     DistilBertForSequenceClassification,
@@ -19,8 +20,9 @@ from transformers import (
 from benchmarks.reference.naive_ablation import naive_sweep
 from pipeline.attention.engine import HeadControl, attach, head_mask
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import AblateConfig, load_task, typed
 from pipeline.core.stage import StageRun
 from pipeline.data.glue import read_local_split
 from pipeline.data.sampling import evaluation_sample
@@ -46,7 +48,7 @@ from pipeline.michel.importance import (
     pruning_curve,
     pruning_schedule,
 )
-from pipeline.michel.run import AblateSettings, ablate_task
+from pipeline.michel.run import ablate_task
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier
 from pipeline.models.metrics import task_metrics
@@ -390,18 +392,18 @@ def test_stage_scores_importance_on_the_dev_rows_without_reading_train(tmp_path,
     assert caption["config"]["prune_step"] == 0.1
 
 
-def test_ablate_settings_reject_an_unknown_importance_split():
+def test_the_schema_rejects_an_unknown_importance_split():
     node = OmegaConf.load(CONF_DIR / "ablate" / "default.yaml")
     node.importance_split = "test"
-    with pytest.raises(PipelineError, match="importance_split 'test' is not train or eval"):
-        AblateSettings.from_config(node)
+    with pytest.raises(ValidationError, match="full_key: importance_split"):
+        typed(AblateConfig, node)
 
 
 def test_ablate_task_numbers_from_one_what_the_sweep_numbers_from_zero(layerwise, tokenizer, rows):
     task = load_task("rte")
     node = OmegaConf.load(CONF_DIR / "ablate" / "default.yaml")
     node.importance_split = "eval"
-    settings = AblateSettings.from_config(node)
+    settings = typed(AblateConfig, node)
     dev = pd.DataFrame(
         {
             "idx": range(7),

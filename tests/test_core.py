@@ -11,10 +11,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_json
 from pipeline.core.params import compose_params
+from pipeline.core.schema import AblateConfig, DisableMode, TaskConfig, load_task, typed
+from pipeline.core.stage import StageRun
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -81,16 +85,13 @@ def test_a_stage_writes_its_time_to_timings_not_metrics(tmp_path: Path) -> None:
     assert timing["stage"] == "tiny_stage" and timing["seconds"] >= 0
 
 
-def test_settings_come_from_the_keys_of_the_same_names() -> None:
-    from dataclasses import dataclass
-
-    from pipeline.core.config import settings_from
-
-    @dataclass(frozen=True)
-    class Loop:
-        epochs: int
-        seed: int
-
-    node = OmegaConf.create({"epochs": 3, "seed": 1, "other": "ignored"})
-    assert settings_from(Loop, node, seed=7) == Loop(epochs=3, seed=7)
-    assert settings_from(Loop, node) == Loop(epochs=3, seed=1)
+def test_a_group_reaches_its_package_as_its_schema_dataclass(tmp_path) -> None:
+    with initialize_config_dir(str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=["task=rte"])
+    stage = StageRun(cfg, out_root=tmp_path, under_dvc=False)
+    settings = stage.settings("ablate")
+    assert isinstance(settings, AblateConfig) and settings.mode is DisableMode.uniform
+    assert isinstance(stage.task, TaskConfig) and stage.task.num_labels == 2
+    untyped = OmegaConf.create({"ablate": OmegaConf.to_container(cfg.ablate)})
+    assert StageRun(untyped, out_root=tmp_path, under_dvc=True).settings("ablate") == settings
+    assert typed(TaskConfig, OmegaConf.load(CONF_DIR / "task" / "rte.yaml")) == load_task("rte")

@@ -10,12 +10,13 @@ import pytest
 import torch
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.attention.dump import DumpSettings, dump_task, tokenize_examples
+from pipeline.attention.dump import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.store import AttentionStore
-from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
+from pipeline.core.schema import DumpAttentionConfig, load_task
 from pipeline.core.stage import StageRun
 from pipeline.data.encoding import collate
 from pipeline.data.sampling import evaluation_sample
@@ -105,7 +106,7 @@ def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer):
     other = load_classifier(wider, tokenizer, num_labels=2, seed=7)
     frame = pd.DataFrame(SENTENCES[:2], columns=["sentence1", "sentence2"])
     frame = frame.assign(idx=[0, 1], label=[0, 1])
-    settings = DumpSettings.from_config(stage.cfg.dump_attention)
+    settings = stage.settings("dump_attention")
     path = tmp_path / "mrpc.parquet"
     with pytest.raises(PipelineError, match=r"models differ in shape .*re-run finetune"):
         dump_task(
@@ -124,7 +125,7 @@ def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer):
     frame = pd.DataFrame(SENTENCES[:5], columns=["sentence1", "sentence2"])
     frame.insert(0, "idx", [10, 11, 12, 13, 14])  # prepared splits are sorted by idx
     frame["label"] = [0, 0, 0, 1, 1]
-    settings = DumpSettings(num_examples=3, batch_size=2, quantize="none", row_group_mib=1)
+    settings = DumpAttentionConfig(num_examples=3, batch_size=2, row_group_mib=1)
     metrics = dump_task(
         models, tokenizer, load_task("mrpc"), frame, tmp_path / "mrpc.parquet", settings,
         max_length=64, model_id="tiny_random", config_hash="test", seed=3,

@@ -10,12 +10,14 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
+from omegaconf.errors import ValidationError
 from scipy import stats
 
-from pipeline.core.config import CONF_DIR, group_options, load_task
+from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path, write_json
 from pipeline.core.params import compose_params
+from pipeline.core.schema import FinetuneConfig, GlueSource, PrepareConfig, load_task, typed
 from pipeline.core.stage import check_overrides
 from pipeline.data.glue import read_local_split, subsample
 from pipeline.models.loading import resolve_location
@@ -234,29 +236,21 @@ def test_regression_head_starts_at_the_label_mean(tiny_model_cfg, tokenizer):
 
 
 def test_finetune_settings_list_the_switched_on_baselines():
-    from pipeline.models.finetune import FinetuneSettings
-
     node = OmegaConf.load(CONF_DIR / "finetune" / "default.yaml")
-    assert FinetuneSettings.from_config(node, seed=3).variants == (
-        "finetuned",
-        "pretrained",
-        "random_init",
-    )
+    assert typed(FinetuneConfig, node).variants == ("finetuned", "pretrained", "random_init")
     node.baselines.pretrained_no_finetune = False
-    settings = FinetuneSettings.from_config(node, seed=3)
-    assert settings.variants == ("finetuned", "random_init")
-    assert settings.train.seed == 3 and settings.train.epochs == node.epochs
+    assert typed(FinetuneConfig, node).variants == ("finetuned", "random_init")
 
 
 def test_prepare_task_subsamples_each_split_and_counts_skipped_lines(tmp_path):
-    from pipeline.data.glue import PrepareSettings, prepare_task
+    from pipeline.data.glue import prepare_task
 
     header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"
     rows = [f"{i}\t{i}\t{i}\tQ{i}?\tP{i}?\t{i % 2}" for i in range(10)]
     _write_tsv(tmp_path / "QQP" / "train.tsv", [header, *rows])
     _write_tsv(tmp_path / "QQP" / "dev.tsv", [header, *rows[:3], "broken line", rows[3]])
-    settings = PrepareSettings(source="local", max_train_rows=4, max_eval_rows=None, seed=1)
-    prepared = prepare_task(load_task("qqp"), settings, tmp_path)
+    settings = PrepareConfig(source=GlueSource.local, max_train_rows=4, max_eval_rows=None)
+    prepared = prepare_task(load_task("qqp"), settings, tmp_path, seed=1)
     assert list(prepared) == ["train", "validation"]
     train, dev = prepared["train"], prepared["validation"]
     every_row, _ = read_local_split(tmp_path, load_task("qqp"), "train")
@@ -269,9 +263,7 @@ def test_prepare_task_subsamples_each_split_and_counts_skipped_lines(tmp_path):
     }
 
 
-def test_prepare_rejects_an_unknown_source():
-    from pipeline.data.glue import PrepareSettings
-
+def test_the_schema_rejects_an_unknown_prepare_source():
     node = OmegaConf.create({"source": "ftp", "max_train_rows": None, "max_eval_rows": None})
-    with pytest.raises(PipelineError, match=r"unknown prepare\.source 'ftp'; use local or hub"):
-        PrepareSettings.from_config(node, seed=0)
+    with pytest.raises(ValidationError, match=r"Invalid value 'ftp'[\s\S]*full_key: source"):
+        typed(PrepareConfig, node)

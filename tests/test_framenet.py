@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 from pipeline.attention.engine import attach
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import FramenetConfig, typed
 from pipeline.kovaleva.framenet import (
-    FilterRule,
     Span,
     from_record,
     keep,
@@ -38,6 +38,7 @@ from pipeline.kovaleva.tables import head_interval_frame
 from pipeline.models.loading import load_encoder
 
 FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
+PAPER = typed(FramenetConfig, OmegaConf.load(CONF_DIR / "framenet" / "default.yaml"))
 # lu1.xml: 101 keep (core FE far; a peripheral FE next to the target does not count),
 # 102 > 12 tokens, 103 core FE exactly 2 tokens from the target, 104 core FE of 4 tokens,
 # 105 two targets (two annotation sets), 106 only a null-instantiated core FE,
@@ -45,7 +46,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
 
 
 def test_fixture_keeps_exactly_the_sentences_that_pass():
-    found = list(read_lu_file((FIXTURE / "lu" / "lu1.xml").read_text(), FilterRule()))
+    found = list(read_lu_file((FIXTURE / "lu" / "lu1.xml").read_text(), PAPER))
     assert [s.sentence_id for s in found] == [101, 108]
     first = found[0]
     assert (first.lu, first.frame) == ("copy.v", "Duplication")
@@ -56,7 +57,7 @@ def test_fixture_keeps_exactly_the_sentences_that_pass():
 
 
 def test_filter_thresholds_are_settings():
-    loose = FilterRule(max_tokens=20, max_fe_tokens=4, target_window=1)
+    loose = dataclasses.replace(PAPER, max_tokens=20, max_fe_tokens=4, target_window=1)
     found = list(read_lu_file((FIXTURE / "lu" / "lu1.xml").read_text(), loose))
     assert [s.sentence_id for s in found] == [101, 102, 103, 104, 108]
 
@@ -64,9 +65,9 @@ def test_filter_thresholds_are_settings():
 def test_keep_measures_the_gap_in_tokens():
     text = "a b c d e f"
     target = [[Span("Target", 0, 1)]]  # token 0
-    assert not keep(text, target, [Span("X", 4, 5)], FilterRule())  # token 2: within 2
-    assert keep(text, target, [Span("X", 6, 7)], FilterRule())  # token 3
-    assert not keep(text, target, [], FilterRule())  # no core FE
+    assert not keep(text, target, [Span("X", 4, 5)], PAPER)  # token 2: within 2
+    assert keep(text, target, [Span("X", 6, 7)], PAPER)  # token 3
+    assert not keep(text, target, [], PAPER)  # no core FE
 
 
 def test_reads_the_release_packed_or_unpacked(tmp_path):
@@ -74,13 +75,13 @@ def test_reads_the_release_packed_or_unpacked(tmp_path):
     with tarfile.open(packed, "w:gz") as archive:
         archive.add(FIXTURE / "lu" / "lu1.xml", arcname="fndata-1.5/lu/lu1.xml")
     for source in (FIXTURE, packed):
-        assert [s.sentence_id for s in read_sentences(source, FilterRule())] == [101, 108]
+        assert [s.sentence_id for s in read_sentences(source, PAPER)] == [101, 108]
     with pytest.raises(PipelineError, match="FrameNet not found"):
-        read_sentences(tmp_path / "missing.tgz", FilterRule())
+        read_sentences(tmp_path / "missing.tgz", PAPER)
 
 
 def test_records_round_trip():
-    sentence = next(read_lu_file((FIXTURE / "lu" / "lu1.xml").read_text(), FilterRule()))
+    sentence = next(read_lu_file((FIXTURE / "lu" / "lu1.xml").read_text(), PAPER))
     assert from_record(to_record(sentence)) == sentence
 
 
@@ -91,16 +92,12 @@ def test_piece_indices_skip_special_pieces():
     assert piece_indices(offsets, special, [Span("A", 0, 4), Span("T", 5, 6)]).tolist() == [1, 2]
 
 
-def test_filter_rule_reads_the_config_group():
-    assert FilterRule.from_config(OmegaConf.load(CONF_DIR / "framenet" / "default.yaml")) == (
-        FilterRule()
-    )  # the paper's filter
-    node = OmegaConf.create({"max_tokens": 20, "max_fe_tokens": 4, "target_window": 1})
-    assert FilterRule.from_config(node) == FilterRule(20, 4, 1)
+def test_the_default_filter_is_the_papers():
+    assert (PAPER.max_tokens, PAPER.max_fe_tokens, PAPER.target_window) == (12, 3, 2)
 
 
 def test_sentence_file_round_trips_and_samples_with_the_seed(tmp_path):
-    sentences = read_sentences(FIXTURE, FilterRule())
+    sentences = read_sentences(FIXTURE, PAPER)
     path = tmp_path / "sentences.jsonl"
     path.write_text(to_jsonl(sentences))
     first = json.loads(path.read_text().splitlines()[0])
@@ -115,7 +112,7 @@ def test_sentence_file_round_trips_and_samples_with_the_seed(tmp_path):
 
 
 def test_sentence_counts():
-    sentences = read_sentences(FIXTURE, FilterRule())
+    sentences = read_sentences(FIXTURE, PAPER)
     assert sentence_counts(sentences) == {
         "sentences": 2,
         "frames": 1,
@@ -135,7 +132,7 @@ def test_sentence_counts():
 
 
 def test_encode_sentences_gives_one_segment_pieces_with_offsets(tokenizer):
-    sentences = read_sentences(FIXTURE, FilterRule())
+    sentences = read_sentences(FIXTURE, PAPER)
     examples = encode_sentences(tokenizer, sentences, max_length=64)
     assert [e.example_id for e in examples] == [0, 1]  # positions in `sentences`
     second = examples[1]
@@ -149,7 +146,7 @@ def test_encode_sentences_gives_one_segment_pieces_with_offsets(tokenizer):
 
 
 def test_sentence_score_reads_from_frame_element_to_target_pieces(tokenizer):
-    sentence = read_sentences(FIXTURE, FilterRule())[1]  # The young men ... copied it .
+    sentence = read_sentences(FIXTURE, PAPER)[1]  # The young men ... copied it .
     example = encode_sentences(tokenizer, [sentence], max_length=64)[0]
     maps = np.full((1, 2, 10, 10), 0.1)  # [L=1, H=2, n, n]; FE pieces 1-3, target piece 6
     maps[0, 0, 2, 6] = 0.7  # "young" -> "copied"
@@ -159,7 +156,7 @@ def test_sentence_score_reads_from_frame_element_to_target_pieces(tokenizer):
 
 
 def test_top_head_tables_rank_heads_and_show_their_best_sentence(tokenizer):
-    fixture = read_sentences(FIXTURE, FilterRule())
+    fixture = read_sentences(FIXTURE, PAPER)
     sentences = [fixture[0], fixture[1], fixture[0]]
     examples = encode_sentences(tokenizer, sentences, max_length=64)
     rng = np.random.default_rng(0)
@@ -184,7 +181,7 @@ def test_top_head_tables_rank_heads_and_show_their_best_sentence(tokenizer):
 
 def test_capture_sentence_maps_keep_the_sentence_order(tiny_model_cfg, tokenizer):
     model = attach(load_encoder(tiny_model_cfg, tokenizer).eval())
-    fixture = read_sentences(FIXTURE, FilterRule())
+    fixture = read_sentences(FIXTURE, PAPER)
     examples = encode_sentences(tokenizer, [fixture[1], fixture[0], fixture[1]], max_length=64)
     maps = capture_sentence_maps(model, examples, batch_size=2, pad_id=tokenizer.pad_token_id)
     assert [m.shape for m in maps] == [(2, 4, 10, 10), (2, 4, 13, 13), (2, 4, 10, 10)]

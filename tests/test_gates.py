@@ -12,14 +12,13 @@ from scipy import integrate
 
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.data.encoding import collate
 from pipeline.michel.gates import (
     BETA,
     GAMMA,
     ZETA,
-    GatesSettings,
     HardConcrete,
     fit_gates,
     gate_sweep,
@@ -77,15 +76,14 @@ def data():
     return rows, rng.integers(0, 2, size=len(rows))
 
 
-TASK = TaskSpec(
-    name="toy", hub_config="toy", text_columns=("sentence",), label_names=("a", "b"),
-    is_regression=False, metrics=("accuracy",), main_metric="accuracy", eval_split="validation",
-    local={},
+TASK = TaskConfig(
+    name="toy", hub_config="toy", text_columns=["sentence"], label_names=["a", "b"],
+    metrics=["accuracy"], main_metric="accuracy",
 )  # fmt: skip
 
 
-def settings(lambdas, steps=30) -> GatesSettings:
-    return GatesSettings(
+def settings(lambdas, steps=30) -> GatesConfig:
+    return GatesConfig(
         num_examples=None, train_examples=None, batch_size=8, steps=steps, learning_rate=0.1,
         init_log_alpha=2.0, lambdas=lambdas,
     )  # fmt: skip

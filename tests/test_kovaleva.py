@@ -19,10 +19,11 @@ from pipeline.attention.store import AttentionStore, TokenInfo, store_path, writ
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 from pipeline.core.params import compose_params
+from pipeline.core.schema import AnalyzeConfig, TokenTypeRule, typed
 from pipeline.core.stage import StageRun
-from pipeline.kovaleva.analysis import AnalyzeSettings, headline_metrics
-from pipeline.kovaleva.framenet import FilterRule, read_sentences, to_jsonl
-from pipeline.kovaleva.linguistic import TypeRule, Word, piece_type_masks
+from pipeline.kovaleva.analysis import headline_metrics
+from pipeline.kovaleva.framenet import read_sentences, to_jsonl
+from pipeline.kovaleva.linguistic import Word, piece_type_masks
 from pipeline.kovaleva.measures import (
     cls_attention,
     frame_score,
@@ -103,10 +104,10 @@ def test_piece_type_masks_map_words_to_pieces_through_offsets_and_segments():
         [Word(0, 3, "PART", "neg", "not")],
     ]
     rules = {
-        "nouns": TypeRule(pos=frozenset({"NOUN"})),
-        "subjects": TypeRule(dep=frozenset({"nsubj"})),
-        "negation": TypeRule(lower=frozenset({"not"})),
-        "pronouns": TypeRule(pos=frozenset({"PRON"})),
+        "nouns": TokenTypeRule(pos=["NOUN"]),
+        "subjects": TokenTypeRule(dep=["nsubj"]),
+        "negation": TokenTypeRule(lower=["not"]),
+        "pronouns": TokenTypeRule(pos=["PRON"]),
     }
     masks = {
         k: v.nonzero()[0].tolist()
@@ -234,12 +235,12 @@ def test_headline_metrics_name_layers_and_heads_from_one():
 
 
 def test_analyze_settings_read_the_config_group():
-    settings = AnalyzeSettings.from_config(OmegaConf.load(CONF_DIR / "analyze" / "default.yaml"))
+    settings = typed(AnalyzeConfig, OmegaConf.load(CONF_DIR / "analyze" / "default.yaml"))
     order = ["punctuation", "nouns", "verbs", "pronouns", "subjects", "objects", "negation"]
     assert list(settings.token_types) == order  # Fig. 6's panels, in the config's order
-    assert {"no", "not", "n't"} <= settings.token_types["negation"].lower  # "no" is a word
-    assert settings.token_types["negation"].dep == frozenset({"neg"})
-    assert (settings.grid_variant, settings.grid_max_tokens) == ("finetuned", 24)
+    assert {"no", "not", "n't"} <= set(settings.token_types["negation"].lower)  # a word
+    assert settings.token_types["negation"].dep == ["neg"]
+    assert (settings.grid.variant, settings.grid.max_tokens) == ("finetuned", 24)
 
 
 def micro_stage(root: Path, task: str | None = None) -> StageRun:
@@ -338,7 +339,7 @@ def test_framenet_stage_scores_every_head_of_the_tiny_model(tmp_path):
     from stages import framenet
 
     stage = micro_stage(tmp_path)
-    sentences = read_sentences(FIXTURE, FilterRule())
+    sentences = read_sentences(FIXTURE, stage.settings("framenet"))
     write_text(stage.data("framenet", "sentences.jsonl"), to_jsonl(sentences))
     framenet.run(stage)
     metrics = json.loads(stage.out("metrics", "framenet.json").read_text())

@@ -13,8 +13,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
-from pipeline.core.config import load_task
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.framenet_heads import top_over_median

@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 import torch
 from omegaconf import OmegaConf
+from omegaconf.errors import ValidationError
 
 from pipeline.attention.capture import capture_maps, capture_measures
-from pipeline.attention.dump import DumpSettings, dump_task, tokenize_examples
+from pipeline.attention.dump import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.measured import measure_maps, measure_path, measured_store, row_shares
 from pipeline.attention.measures import (
     TOKEN_TYPES,
-    MeasuresSettings,
     flat_metrics,
     is_punctuation,
     received_shares,
@@ -26,10 +26,20 @@ from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
 from pipeline.clark.heads_report import analyse_heads
 from pipeline.clark.stream import stream_word_maps
 from pipeline.clark.syntax import predict_heads
-from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import (
+    AnalyzeConfig,
+    Behaviour,
+    ClarkHeadsConfig,
+    DumpAttentionConfig,
+    MeasuresConfig,
+    Variant,
+    load_task,
+    typed,
+)
 from pipeline.data.encoding import collate
-from pipeline.kovaleva.analysis import AnalyzeSettings, analyze_task
+from pipeline.kovaleva.analysis import analyze_task
 from pipeline.kovaleva.measures import head_cosine
 from pipeline.models.loading import load_classifier
 from tests.conftest import small_bert
@@ -167,7 +177,7 @@ def test_punctuation_pieces():
 
 
 def test_received_table_numbers_layers_from_one_and_names_metrics():
-    settings = MeasuresSettings(
+    settings = MeasuresConfig(
         num_examples=None, batch_size=2, measures=["weights", "norms"], bootstrap_resamples=50
     )
     shares = np.random.default_rng(0).random((5, 2, 3, len(TOKEN_TYPES)))  # [N, M, L, T]
@@ -183,7 +193,7 @@ def test_received_table_numbers_layers_from_one_and_names_metrics():
 
 
 def test_special_tokens_retained_under_norms():
-    settings = MeasuresSettings(
+    settings = MeasuresConfig(
         num_examples=None, batch_size=2, measures=["norms", "weights"], bootstrap_resamples=200
     )
     shares = np.zeros((6, 2, 3, len(TOKEN_TYPES)))  # [N, M, L, T]
@@ -195,18 +205,16 @@ def test_special_tokens_retained_under_norms():
     assert retained["special_norms_over_weights"] == pytest.approx(0.25)
     assert retained["special_norms_over_weights_ci_low"] == pytest.approx(0.25)
     assert retained["special_norms_over_weights_ci_high"] == pytest.approx(0.25)
-    only_weights = MeasuresSettings(None, 2, ["weights"], 10)
+    only_weights = MeasuresConfig(None, 2, ["weights"], 10)
     assert special_retained(shares[:, 1:], only_weights, seed=0) == {}
 
 
-def test_settings_reject_an_unknown_measure():
-    from omegaconf import OmegaConf
-
+def test_the_schema_rejects_an_unknown_measure():
     node = OmegaConf.create(
         {"num_examples": 4, "batch_size": 2, "measures": ["grad"], "bootstrap_resamples": 10}
     )
-    with pytest.raises(PipelineError, match="measures"):
-        MeasuresSettings.from_config(node)
+    with pytest.raises(ValidationError, match="full_key: measures"):
+        typed(MeasuresConfig, node)
 
 
 # --- the dump's measures and the `measure` setting of the analyses ---------------------------
@@ -229,10 +237,9 @@ def dumped(tmp_path_factory, tiny_model_cfg, tokenizer):
     frame = pd.DataFrame(PAIRS, columns=["sentence1", "sentence2"])
     frame = frame.assign(idx=[0, 1, 2], label=[0, 1, 0])
     path = tmp_path_factory.mktemp("dump") / "mrpc.parquet"
-    settings = DumpSettings(
-        num_examples=3, batch_size=2, quantize="none", row_group_mib=1,
-        measures=["weights", "norms"],
-    )  # fmt: skip
+    settings = DumpAttentionConfig(
+        num_examples=3, batch_size=2, row_group_mib=1, measures=["weights", "norms"]
+    )
     dump_task(
         models, tokenizer, load_task("mrpc"), frame, path, settings,
         max_length=64, model_id="tiny_random", config_hash="test", seed=0,
@@ -253,11 +260,16 @@ def test_dump_stores_norms_beside_the_weights(dumped, tokenizer):
     for example, want in zip(examples, captured["norms"], strict=True):
         got = norms.maps("finetuned", "mrpc", examples=[example.example_id])[example.example_id]
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=1e-3)  # float16 store
+    only_norms = DumpAttentionConfig(
+        num_examples=1, batch_size=1, row_group_mib=1, measures=["norms"]
+    )
+    path = store.path.with_name("norms_only.parquet")
     with pytest.raises(PipelineError, match="lacks weights"):
-        DumpSettings.from_config(
-            OmegaConf.create({"num_examples": 1, "batch_size": 1, "quantize": "none",
-                              "row_group_mib": 1, "measures": ["norms"]})
+        dump_task(
+            models, tokenizer, load_task("mrpc"), pd.DataFrame(), path, only_norms,
+            max_length=64, model_id="tiny_random", config_hash="test", seed=0,
         )  # fmt: skip
+    assert not path.exists()
 
 
 def hand_cosines(store, transform) -> np.ndarray:
@@ -271,7 +283,7 @@ def test_the_measure_setting_changes_what_kovaleva_reads(dumped, measure):
     store = dumped[0]
     node = OmegaConf.load(CONF_DIR / "analyze" / "default.yaml")
     node.measure = measure
-    result = analyze_task(store, "mrpc", AnalyzeSettings.from_config(node))
+    result = analyze_task(store, "mrpc", typed(AnalyzeConfig, node))
     norms = AttentionStore(measure_path(store.path, "norms"))
     source, transform = {
         "weights": (store, lambda maps: maps),
@@ -288,10 +300,12 @@ def test_the_measure_setting_changes_what_kovaleva_reads(dumped, measure):
 
 def test_clark_heads_read_the_measured_store(dumped):
     store = dumped[0]
-    settings = {"variant": "finetuned", "num_examples": None, "punctuation": [".", ","],
-                "behaviour": {"focus": 0.3, "broad": 0.75}}  # fmt: skip
+    settings = ClarkHeadsConfig(
+        variant=Variant.finetuned, num_examples=None, punctuation=[".", ","],
+        behaviour=Behaviour(focus=0.3, broad=0.75), bootstrap_resamples=1000,
+    )  # fmt: skip
     reports = {
-        m: analyse_heads(measured_store(store, m), "mrpc", 0, **settings)
+        m: analyse_heads(measured_store(store, m), "mrpc", 0, settings)
         for m in ("weights", "norms", "rollout")
     }
     norms = AttentionStore(measure_path(store.path, "norms")).maps("finetuned", "mrpc")

@@ -14,6 +14,7 @@ import torch
 
 from pipeline.attention.store import TokenInfo, write_attention
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns import CLASSES, DEFINITIONS
 from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
 from pipeline.kovaleva.patterns.annotate import AnnotationSession
@@ -24,7 +25,6 @@ from pipeline.kovaleva.patterns.apply import (
     vertical_statistics,
 )
 from pipeline.kovaleva.patterns.cnn import (
-    CNNTrainingSettings,
     PatternCNN,
     inputs_of,
     network_inputs,
@@ -36,7 +36,7 @@ from pipeline.kovaleva.patterns.cnn import (
 from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.fit import Job, fit, fit_all
-from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.heuristic import heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
     LABEL_COLUMNS,
     append_label,
@@ -48,7 +48,6 @@ from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
 from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids, unsampled
 from pipeline.kovaleva.patterns.server import make_server
-from pipeline.kovaleva.patterns.settings import ClassifierSettings
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -115,7 +114,7 @@ def test_heuristic_labels_each_clean_class():
     maps = np.stack([pattern_map(k, tokens, segments, 0.05, rng) for k in kinds])
     maps = np.concatenate([maps, np.full((1, 14, 14), 1 / 14)])  # uniform: heterogeneous
     features = map_features(maps, special_mask(tokens), segments)
-    labels = heuristic_labels(features, Thresholds())
+    labels = heuristic_labels(features, PatternRule(mixed=0.25, dominant=0.5, block=0.8))
     assert list(labels) == [*kinds, "heterogeneous"]
 
 
@@ -128,7 +127,7 @@ def test_heuristic_thresholds_decide_borderline_maps():
             "entropy": [0.5] * 5,
         }
     )
-    labels = heuristic_labels(features, Thresholds(mixed=0.2, dominant=0.5, block=0.8))
+    labels = heuristic_labels(features, PatternRule(mixed=0.2, dominant=0.5, block=0.8))
     assert list(labels) == [
         "heterogeneous",  # vertical mass just under `dominant`
         "vertical",
@@ -199,18 +198,20 @@ def synthetic_set(count: int, seed: int) -> tuple[list[LabelledMap], np.ndarray]
     return maps, np.asarray(labels)
 
 
-SMALL_CNN = ClassifierSettings(
+SMALL_CNN = PatternClassifier(
     input_size=32,
-    channels=(4, 4, 8, 8, 16, 16, 32, 32),
+    channels=[4, 4, 8, 8, 16, 16, 32, 32],
     dropout=0.3,
     folds=3,
     ensemble=1,
     cv_ensemble=1,
     workers=1,
     bootstrap_resamples=50,
-    training=CNNTrainingSettings(
-        epochs=20, batch_size=20, learning_rate=3e-3, average_last=5, seed=0
-    ),
+    epochs=20,
+    batch_size=20,
+    learning_rate=3e-3,
+    average_last=5,
+    threads=1,
 )
 
 
@@ -226,8 +227,7 @@ def test_cnn_learns_a_synthetic_separable_set(one_thread):
 def test_networks_trained_in_worker_processes_equal_those_trained_here(one_thread):
     maps, labels = synthetic_set(60, seed=2)
     inputs = inputs_of(maps, 16)
-    training = replace(SMALL_CNN.training, epochs=2, average_last=1)
-    settings = replace(SMALL_CNN, training=training)
+    settings = replace(SMALL_CNN, epochs=2, average_last=1)
     jobs = [Job(np.arange(40), seed=0), Job(np.arange(20, 60), seed=1)]
     here = fit_all(inputs, labels, settings, jobs, workers=1)
     apart = fit_all(inputs, labels, settings, jobs, workers=2)
@@ -245,10 +245,10 @@ def test_weight_averaging_ends_between_the_snapshots_it_averages(one_thread):
     for average_last in (0, 2):
         torch.manual_seed(0)
         model = PatternCNN((4, 4, 4, 4, 4, 4, 4, 4), dropout=0.0)
-        settings = CNNTrainingSettings(
-            epochs=3, batch_size=20, learning_rate=3e-3, average_last=average_last, seed=0
+        settings = replace(
+            SMALL_CNN, epochs=3, batch_size=20, learning_rate=3e-3, average_last=average_last
         )
-        train(model, inputs, targets, settings)
+        train(model, inputs, targets, settings, seed=0)
         snapshots.append(model.classify.weight.detach().clone())
     # the averaged weights are not the last epoch's (those are the unaveraged model's)
     assert not torch.allclose(snapshots[0], snapshots[1])

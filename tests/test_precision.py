@@ -11,12 +11,12 @@ import torch
 
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
-from pipeline.core.config import load_task
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, choose_dtype, deterministic_cuda, grad_scaler
+from pipeline.core.schema import FinetuneConfig, load_task
 from pipeline.data.encoding import collate
 from pipeline.models.loading import load_classifier
-from pipeline.models.training import TrainSettings, predict, train
+from pipeline.models.training import predict, train
 
 CPU = torch.device("cpu")
 
@@ -122,12 +122,15 @@ def test_low_precision_training_keeps_float32_weights_and_follows_fp32(
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 2, size=40)
     rows = [{"input_ids": [101, 2000 + int(y), 102], "token_type_ids": [0] * 3} for y in labels]
-    settings = TrainSettings(3, 8, 1e-2, 0.0, 0.0, 1.0, 5, seed=0)
+    settings = FinetuneConfig(
+        epochs=3, batch_size=8, eval_batch_size=16, learning_rate=1e-2, warmup_ratio=0.0,
+        weight_decay=0.0, grad_clip=1.0, log_every=5, checkpoint_every=0,
+    )  # fmt: skip
     curves, logits = {}, {}
     for name in ("fp32", setting):
         model = load_classifier(tiny_model_cfg, tokenizer, 2, seed=0)
         curves[name] = train(
-            model, load_task("sst2"), rows, labels, settings, 0, CPU, precision=name
+            model, load_task("sst2"), rows, labels, settings, 0, 0, CPU, precision=name
         )
         assert all(p.dtype == torch.float32 for p in model.parameters())
         logits[name] = predict(model, rows, 16, 0, CPU, precision=name)  # [N, 2]

@@ -11,25 +11,28 @@ import pytest
 import torch
 from omegaconf import OmegaConf, open_dict
 
-from pipeline.core.config import CONF_DIR, load_task
+from pipeline.core.config import CONF_DIR
 from pipeline.core.params import compose_params
+from pipeline.core.schema import FinetuneConfig, load_task
 from pipeline.core.stage import StageRun
 from pipeline.models import training
 from pipeline.models.checkpoints import Checkpoints, fingerprint
 from pipeline.models.loading import load_classifier
-from pipeline.models.training import TrainSettings, train
+from pipeline.models.training import train
 from stages import finetune as finetune_stage
 
-SETTINGS = TrainSettings(
+SETTINGS = FinetuneConfig(
     epochs=2,
     batch_size=4,
+    eval_batch_size=4,
     learning_rate=1e-3,
     warmup_ratio=0.1,
     weight_decay=0.01,
     grad_clip=1.0,
     log_every=2,
-    seed=7,
+    checkpoint_every=0,
 )
+SEED = 7
 CPU = torch.device("cpu")
 
 
@@ -55,7 +58,7 @@ def fresh_model(tiny_model_cfg, tokenizer):
 def run(model, data, checkpoints=None):
     rows, labels = data
     task = load_task("sst2")
-    return train(model, task, rows, labels, SETTINGS, 0, CPU, checkpoints=checkpoints)
+    return train(model, task, rows, labels, SETTINGS, SEED, 0, CPU, checkpoints=checkpoints)
 
 
 def kill_after(monkeypatch, steps: int) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.core.config import load_task
+from pipeline.core.schema import load_task
 from pipeline.data.sampling import (
     SCORE_BINS,
     evaluation_sample,

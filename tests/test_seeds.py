@@ -16,9 +16,10 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 from safetensors.numpy import load_file
 
-from pipeline.core.config import CONF_DIR, TaskSpec, load_task
+from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
+from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun, check_seeds
 from pipeline.michel.ablation import Uncertainty
 from pipeline.michel.seeds import (
@@ -230,7 +231,7 @@ def test_one_seed_leaves_the_spread_and_correlations_out_and_says_so() -> None:
 def test_a_missing_seed_names_the_file_and_the_fix(tmp_path) -> None:
     from pipeline.michel.seeds import read_seed_runs
 
-    task = TaskSpec.from_config(OmegaConf.load(CONF_DIR / "task" / "sst2.yaml"))
+    task = load_task("sst2")
     with pytest.raises(PipelineError, match=r"finetune/sst2/seed43\.json is missing; run `dvc"):
         read_seed_runs(tmp_path, task, [43])
 

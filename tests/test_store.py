@@ -17,8 +17,8 @@ from pipeline.attention.store import (
     quantize_rows,
     write_attention,
 )
-from pipeline.core.config import load_task
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import load_task
 
 SHAPE = (3, 4)  # layers, heads
 SETTINGS = dict(model_id="tiny", num_layers=3, num_heads=4, config_hash="abc123")

@@ -18,16 +18,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from omegaconf import DictConfig
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.capture import CAPTURED_MEASURES, capture_measures, check_measures
+from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.measured import measure_path
-from pipeline.attention.store import AttentionWriter, Quantize, TokenInfo
-from pipeline.core.config import TaskSpec, settings_from
+from pipeline.attention.store import AttentionWriter, TokenInfo
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import DumpAttentionConfig, TaskConfig
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
 from pipeline.data.sampling import evaluation_sample
@@ -68,7 +67,7 @@ def _word_ids(word_ids: list[int | None], sequence_ids: list[int | None]) -> np.
 
 
 def tokenize_examples(
-    tokenizer: PreTrainedTokenizerBase, task: TaskSpec, frame: pd.DataFrame, max_length: int
+    tokenizer: PreTrainedTokenizerBase, task: TaskConfig, frame: pd.DataFrame, max_length: int
 ) -> list[Example]:
     """Model inputs (as `pipeline.data.encoding.encode` makes them) and token alignment per row."""
     if not tokenizer.is_fast:
@@ -141,35 +140,13 @@ def dump_variant(
                     )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class DumpSettings:
-    """The `dump_attention` config group."""
-
-    num_examples: int  # the first rows of the eval split
-    batch_size: int
-    quantize: Quantize
-    row_group_mib: float
-    measures: Sequence[str] = ("weights",)  # captured measures stored: weights, norms
-
-    @classmethod
-    def from_config(cls, node: DictConfig) -> DumpSettings:
-        settings = settings_from(cls, node)
-        check_measures(settings.measures, CAPTURED_MEASURES)
-        if "weights" not in settings.measures:
-            raise PipelineError(
-                f"dump_attention.measures {settings.measures} lacks weights; every analysis "
-                "reads them: add weights"
-            )
-        return settings
-
-
 def dump_task(
     models: Mapping[str, PreTrainedModel],
     tokenizer: PreTrainedTokenizerBase,
-    task: TaskSpec,
+    task: TaskConfig,
     frame: pd.DataFrame,
     path: Path,
-    settings: DumpSettings,
+    settings: DumpAttentionConfig,
     *,
     max_length: int,
     model_id: str,
@@ -183,6 +160,11 @@ def dump_task(
     other measure of `settings.measures` beside it, `measure_path`); return its metrics:
     examples, mean_tokens, file_mib and bytes_vs_raw_float16 (the store's size over the
     raw float16 maps')."""
+    if "weights" not in settings.measures:
+        raise PipelineError(
+            f"dump_attention.measures {settings.measures} lacks weights; every analysis "
+            "reads them: add weights"
+        )
     attached = {variant: attach(models[variant].eval()) for variant in sorted(models)}
     shapes = {variant: model_shape(model) for variant, model in attached.items()}
     if len(set(shapes.values())) > 1:

@@ -3,16 +3,20 @@ without fine-tuning it (framenet, clark_syntax, clark_coref) run."""
 
 from __future__ import annotations
 
+import torch
 from omegaconf import DictConfig
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.engine import attach
-from pipeline.models.loading import load_encoder, load_tokenizer, pick_device
+from pipeline.models.loading import load_encoder, load_tokenizer
 
 
-def load_attached_encoder(cfg: DictConfig) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The pre-trained encoder of `cfg.model` on `cfg.device`, in eval mode, attached to the
-    attention engine (pipeline/attention/engine.py), and its tokenizer."""
-    tokenizer = load_tokenizer(cfg.model)
-    model = load_encoder(cfg.model, tokenizer, seed=cfg.seed)
-    return attach(model.to(pick_device(cfg.device)).eval()), tokenizer
+def load_attached_encoder(
+    model_cfg: DictConfig, device: torch.device, seed: int
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The pre-trained encoder of `model_cfg` (seeded by `seed` when it is random) on
+    `device`, in eval mode, attached to the attention engine (pipeline/attention/engine.py),
+    and its tokenizer."""
+    tokenizer = load_tokenizer(model_cfg)
+    model = load_encoder(model_cfg, tokenizer, seed=seed)
+    return attach(model.to(device).eval()), tokenizer

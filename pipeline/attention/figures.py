@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.attention.measures import TOKEN_TYPES, MeasureComparison
-from pipeline.plotting.figures import Captioned
+from pipeline.core.io import Captioned
 
 MEASURE_TITLES = {
     "weights": "weights  alpha",

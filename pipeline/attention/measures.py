@@ -23,36 +23,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.capture import check_measures, stream_measures
+from pipeline.attention.capture import stream_measures
 from pipeline.attention.engine import attach
-from pipeline.attention.measured import MEASURES, captured_for, measure_maps
-from pipeline.core.config import TaskSpec, settings_from
+from pipeline.attention.measured import captured_for, measure_maps
 from pipeline.core.heads import layer_name
+from pipeline.core.schema import MeasuresConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import labelled_rows
 
 TOKEN_TYPES = ("[CLS]", "[SEP]", "punctuation", "other")
 METRIC_NAMES = {"[CLS]": "cls", "[SEP]": "sep", "punctuation": "punct", "other": "other"}
-
-
-@dataclass(frozen=True)
-class MeasuresSettings:
-    """The `measures` config group."""
-
-    num_examples: int | None  # dev rows: seeded sample, stratified by label
-    batch_size: int
-    measures: list[str]  # some of MEASURES, in drawing order
-    bootstrap_resamples: int
-
-    @classmethod
-    def from_config(cls, node: DictConfig) -> MeasuresSettings:
-        settings = settings_from(cls, node)
-        check_measures(settings.measures, MEASURES)
-        return settings
 
 
 @dataclass(frozen=True)
@@ -98,9 +81,9 @@ def received_shares(maps: np.ndarray, types: np.ndarray) -> np.ndarray:
 def compare_measures(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    task: TaskSpec,
+    task: TaskConfig,
     dev: pd.DataFrame,
-    settings: MeasuresSettings,
+    settings: MeasuresConfig,
     *,
     max_length: int,
     seed: int,
@@ -134,7 +117,7 @@ def compare_measures(
     )
 
 
-def special_retained(shares: np.ndarray, settings: MeasuresSettings, seed: int) -> dict[str, float]:
+def special_retained(shares: np.ndarray, settings: MeasuresConfig, seed: int) -> dict[str, float]:
     """`special_norms_over_weights`: the share of attention [CLS] and [SEP] receive under
     norms over their share under weights (each averaged over layers and examples), with a
     paired bootstrap interval over examples; empty unless both measures were computed.
@@ -152,7 +135,7 @@ def special_retained(shares: np.ndarray, settings: MeasuresSettings, seed: int) 
 
 
 def received_table(
-    shares: np.ndarray, settings: MeasuresSettings, task: str, seed: int
+    shares: np.ndarray, settings: MeasuresConfig, task: str, seed: int
 ) -> pd.DataFrame:
     """Long table of the mean shares [N, M, L, T] with bootstrap intervals over examples:
     task, measure, layer (from 1), token_type, received, ci_low, ci_high."""

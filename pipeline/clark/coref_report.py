@@ -18,6 +18,7 @@ import pandas as pd
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import stream_maps
+from pipeline.clark import figures
 from pipeline.clark.coref import (
     GapExample,
     encode_gap,
@@ -26,7 +27,9 @@ from pipeline.clark.coref import (
     nearest_candidate,
 )
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name
+from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.io import Captioned
+from pipeline.core.schema import ClarkCorefConfig
 from pipeline.core.stats import Interval, bootstrap_interval
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,11 @@ class CorefReport:
     metrics: dict[str, float | int | str]
     select_examples: int
     report_examples: int
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem, layers and heads numbered from 1."""
+        return {"heads": numbered_from_one(self.heads)}
 
 
 def score_split(
@@ -116,13 +124,14 @@ def analyse_coref(
     tokenizer: PreTrainedTokenizerBase,
     select: Sequence[GapExample],
     report: Sequence[GapExample],
-    max_length: int,
-    batch_size: int,
-    bootstrap_resamples: int = 1000,
-    seed: int = 0,
+    settings: ClarkCorefConfig,
+    seed: int,
 ) -> CorefReport:
     """The best head of an engine-attached `model` chosen on `select`, reported on `report`
-    with intervals bootstrapped over its examples (`bootstrap_resamples`, seeded by `seed`)."""
+    with intervals bootstrapped over its examples (`settings.bootstrap_resamples`, seeded by
+    `seed`); `settings.max_length` and `batch_size` shape the forward passes."""
+    max_length, batch_size = settings.max_length, settings.batch_size
+    bootstrap_resamples = settings.bootstrap_resamples
     chosen = score_split(model, tokenizer, select, max_length, batch_size, "select")
     held_out = score_split(model, tokenizer, report, max_length, batch_size, "report")
     if held_out.examples < 2:
@@ -166,3 +175,22 @@ def analyse_coref(
     log.info("clark_coref: %s", metrics)
     comparison = {f"best head {head_name(layer, head)}": best, "nearest name": nearest}
     return CorefReport(table, comparison, metrics, chosen.examples, held_out.examples)
+
+
+def coref_figures(
+    report: CorefReport, model: str, settings: ClarkCorefConfig
+) -> dict[str, Captioned]:
+    """The coreference heads against the nearest-name baseline, by file stem."""
+    return {
+        "heads": Captioned(
+            figures.coref_heads(report.heads, report.comparison),
+            f"Share of GAP validation pronouns ({report.report_examples}) whose {model} "
+            f"head attends more to the correct name than to the other; the head reported is "
+            f"chosen on {report.select_examples} development examples. Whiskers: 95% "
+            f"intervals bootstrapped over the validation examples.",
+            {
+                "select_examples": settings.select_examples,
+                "report_examples": settings.report_examples,
+            },
+        )
+    }

@@ -10,7 +10,6 @@ the headline numbers, among them `same_layer_margin` with its interval over exam
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +18,7 @@ from tqdm import tqdm
 
 from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
+from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention
 from pipeline.clark.clustering import (
     behaviours,
@@ -29,6 +29,8 @@ from pipeline.clark.clustering import (
 )
 from pipeline.clark.entropy import HeadEntropy
 from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.io import Captioned
+from pipeline.core.schema import ClarkHeadsConfig
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,16 @@ class HeadsReport:
     distances: pd.DataFrame  # head (L1-H1 names), then one column per head: D(row, column)
     metrics: dict[str, float | int]
     examples: int  # examples read from the store
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem, layers and heads numbered from 1."""
+        return {
+            "targets": numbered_from_one(self.targets),
+            "entropy": numbered_from_one(self.entropy),
+            "clusters": numbered_from_one(self.clusters),
+            "distances": self.distances,
+        }
 
 
 def headline(targets: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, float | int]:
@@ -67,25 +79,21 @@ def analyse_heads(
     store: AttentionStore,
     task: str,
     seed: int,
-    variant: str,
-    num_examples: int | None,
-    punctuation: Sequence[str],
-    behaviour: Mapping[str, float],
-    measure: str = "weights",
-    bootstrap_resamples: int = 1000,
+    settings: ClarkHeadsConfig,
 ) -> HeadsReport:
-    """Where the heads of `variant` attend on the first `num_examples` stored examples of
-    `task` (all when None). `seed` seeds the MDS; `behaviour` holds the `focus` and `broad`
-    thresholds of the behaviour labels (pipeline.clark.clustering.behaviours). The settings
-    after `seed` are the keys of the `clark_heads` config group; `measure` reads the maps as
-    weights, value-weighted norms or rollout (pipeline.attention.measured);
-    `bootstrap_resamples` sets the interval of `same_layer_margin` (left out when a layer
-    has one head, the model one layer, or the store one example)."""
-    store = measured_store(store, measure)
+    """Where the heads of `settings.variant` attend on the first `settings.num_examples`
+    stored examples of `task` (all when None). `seed` seeds the MDS; `settings.behaviour`
+    holds the `focus` and `broad` thresholds of the behaviour labels
+    (pipeline.clark.clustering.behaviours); `settings.measure` reads the maps as weights,
+    value-weighted norms or rollout (pipeline.attention.measured);
+    `settings.bootstrap_resamples` sets the interval of `same_layer_margin` (left out when a
+    layer has one head, the model one layer, or the store one example)."""
+    variant, num_examples = settings.variant, settings.num_examples
+    store = measured_store(store, settings.measure)
     num_layers, num_heads = store.shape
     examples = store.example_ids(variant, task)[:num_examples]
     tokens = store.all_tokens(task)
-    targets = TargetAttention(num_layers, num_heads, punctuation)
+    targets = TargetAttention(num_layers, num_heads, settings.punctuation)
     entropy = HeadEntropy(num_layers, num_heads)
     distances = np.zeros((num_layers * num_heads,) * 2)  # [K, K], K = L * H heads
     pair_means, lengths = [], []  # per example: [2] same- and different-layer means; n
@@ -102,12 +110,13 @@ def analyse_heads(
 
     target_table, entropy_table = targets.table(), entropy.table()
     points = embed(distances, seed=seed)  # [K, 2], heads in (layer, head) order
-    labels = behaviours(target_table, entropy_table, **behaviour)
+    behaviour = settings.behaviour
+    labels = behaviours(target_table, entropy_table, behaviour.focus, behaviour.broad)
     names = [head_name(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     metrics = headline(target_table, entropy_table) | {"examples": len(examples)}
     if len(pair_means) > 1:  # an interval needs two or more examples
         margin = same_layer_margin(
-            np.stack(pair_means), np.asarray(lengths), bootstrap_resamples, seed
+            np.stack(pair_means), np.asarray(lengths), settings.bootstrap_resamples, seed
         )
         metrics |= margin.as_dict("same_layer_margin")
     log.info("clark_heads %s: %s", task, metrics)
@@ -119,3 +128,31 @@ def analyse_heads(
         metrics=metrics,
         examples=len(examples),
     )
+
+
+def heads_figures(
+    report: HeadsReport, task: str, model: str, settings: ClarkHeadsConfig
+) -> dict[str, Captioned]:
+    """Where the heads attend, their entropy and their clusters, by file stem."""
+    where = f"{task}, {settings.variant} {model}, {report.examples} dev examples"
+    setup = {"variant": settings.variant, "examples": report.examples}
+    behaviour = {"focus": settings.behaviour.focus, "broad": settings.behaviour.broad}
+    return {
+        "targets": Captioned(
+            figures.targets_per_layer(report.targets),
+            f"Average attention of each head (dots) and layer mean (line) to each token type "
+            f"({where}).",
+            setup,
+        ),
+        "entropy": Captioned(
+            figures.entropy_per_layer(report.entropy),
+            f"Attention entropy per head, over all tokens and from [CLS], against uniform "
+            f"attention ({where}).",
+            setup,
+        ),
+        "clusters": Captioned(
+            figures.head_clusters(report.clusters),
+            f"Heads placed by MDS of their summed Jensen-Shannon divergences ({where}).",
+            setup | behaviour,
+        ),
+    }

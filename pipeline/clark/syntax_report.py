@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.engine import model_shape
+from pipeline.clark import figures
 from pipeline.clark.probe import (
     ProbeExample,
     probe_example,
@@ -35,7 +35,9 @@ from pipeline.clark.syntax import ALL, ArcOutcomes, hits_per_sentence, select_an
 from pipeline.clark.ud import Sentence
 from pipeline.clark.vectors import WordVectors
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name
+from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.io import Captioned
+from pipeline.core.schema import ClarkSyntaxConfig, ProbeConfig, TreebankConfig
 from pipeline.core.stats import bootstrap_interval
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,11 @@ class SyntaxReport:
     metrics: dict[str, float | int | str]
     train_sentences: int  # sentences that fit in `ud.max_length` pieces
     dev_sentences: int
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem, layers and heads numbered from 1."""
+        return {"relations": numbered_from_one(self.relations)}
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ def gather_split(
     sentences: Sequence[Sentence],
     relations: list[str],
     offsets: list[int],
-    ud: DictConfig,
+    ud: TreebankConfig,
     vectors: WordVectors | None,
     split: str,
 ) -> SplitEvidence:
@@ -105,7 +112,7 @@ def probe_scores(
     name: str,
     train: Sequence[ProbeExample],
     dev: Sequence[ProbeExample],
-    probe: DictConfig,
+    probe: ProbeConfig,
     seed: int,
     baseline: np.ndarray,
     resamples: int,
@@ -178,16 +185,15 @@ def analyse_syntax(
     tokenizer: PreTrainedTokenizerBase,
     train: Sequence[Sentence],
     dev: Sequence[Sentence],
-    ud: DictConfig,
-    probe: DictConfig,
+    settings: ClarkSyntaxConfig,
     seed: int,
-    bootstrap_resamples: int = 1000,
 ) -> SyntaxReport:
     """Relation heads and probes of an engine-attached `model`, chosen on `train` and
-    reported on `dev`. `ud` and `probe` are the `clark_syntax` config nodes: `ud` gives
-    batch_size, max_length, max_offset and min_count; `probe` epochs, batch_size,
-    learning_rate and word_vectors (None: no attention-and-words probe). Intervals are
-    bootstrapped over dev sentences with `bootstrap_resamples` resamples seeded by `seed`."""
+    reported on `dev`. `settings.ud` gives batch_size, max_length, max_offset and min_count;
+    `settings.probe` epochs, batch_size, learning_rate and word_vectors (None: no
+    attention-and-words probe). Intervals are bootstrapped over dev sentences with
+    `settings.bootstrap_resamples` resamples seeded by `seed`."""
+    ud, probe, bootstrap_resamples = settings.ud, settings.probe, settings.bootstrap_resamples
     sentences = [*train, *dev]
     relations = sorted({relation for s in sentences for relation in s.relations})
     offsets = [o for o in range(-ud.max_offset, ud.max_offset + 1) if o != 0]
@@ -225,3 +231,17 @@ def analyse_syntax(
         metrics.get("probe_uas"),
     )
     return SyntaxReport(table, metrics | sizes, **sizes)
+
+
+def syntax_figures(report: SyntaxReport, model: str, ud: TreebankConfig) -> dict[str, Captioned]:
+    """The best head and offset per dependency relation, by file stem."""
+    return {
+        "relations": Captioned(
+            figures.relation_heads(report.relations),
+            f"Accuracy on UD dev ({report.dev_sentences} sentences) of the best {model} "
+            f"head per dependency relation and of the best fixed offset, both chosen on "
+            f"{report.train_sentences} train sentences; whiskers: 95% intervals bootstrapped "
+            f"over dev sentences.",
+            {"train_sentences": ud.train_sentences, "dev_sentences": ud.dev_sentences},
+        )
+    }

@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @contextlib.contextmanager
@@ -66,6 +66,15 @@ def write_table(path: str | Path, frame: Any) -> None:
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False, float_format="%.6g")
+
+
+class Captioned(NamedTuple):
+    """A figure (matplotlib), the caption the report shows under it and the settings it was
+    drawn from: what every figure function of a package hands its stage."""
+
+    figure: Any
+    caption: str
+    config: dict
 
 
 def save_figure(

@@ -24,6 +24,13 @@ from pipeline.core.errors import PipelineError
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
+def pick_device(setting: str) -> torch.device:
+    """`auto` -> CUDA when available, else CPU; otherwise the named device."""
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(setting)
+
+
 def choose_dtype(setting: str, device_type: str, bf16_supported: bool) -> torch.dtype:
     """The compute dtype of `setting` on a device of type `device_type` ("cpu", "cuda"):
     a pure function of the setting and the device's capabilities."""

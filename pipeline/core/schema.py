@@ -18,16 +18,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
-from pipeline.core.config import group_options
+from pipeline.core.config import CONF_DIR, check_option, group_options
 from pipeline.core.errors import PipelineError
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
 # ruff: noqa: UP045
+
+Group = TypeVar("Group")
 
 
 class GlueSource(StrEnum):
@@ -125,6 +127,10 @@ class TaskConfig:
     eval_split: str = "validation"
     local: LocalGlueLayout = field(default_factory=LocalGlueLayout)
 
+    @property
+    def num_labels(self) -> int:
+        return 1 if self.is_regression else len(self.label_names or ())
+
 
 @dataclass
 class SharedConfig:
@@ -156,6 +162,15 @@ class FinetuneConfig:
     log_every: int = MISSING
     checkpoint_every: int = MISSING  # steps between resumable checkpoints; 0: none
     baselines: Baselines = field(default_factory=Baselines)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The variants trained or scored: `finetuned`, then the baselines switched on."""
+        wanted = {
+            "pretrained": self.baselines.pretrained_no_finetune,
+            "random_init": self.baselines.random_init,
+        }
+        return ("finetuned", *(name for name, on in wanted.items() if on))
 
 
 @dataclass
@@ -382,6 +397,18 @@ def seed_in_seeds(seed: int, seeds: Sequence[int]) -> bool:
             f"add {seed} to `seeds` or set `seed` to one of {seeds}"
         )
     return True
+
+
+def typed(schema: type[Group], node: Any) -> Group:
+    """A config node (or a dict) as an instance of its schema dataclass, checked against it;
+    what `StageRun.settings` gives a stage, for code that reads a group's file on its own."""
+    return OmegaConf.to_object(OmegaConf.merge(schema, node))
+
+
+def load_task(name: str) -> TaskConfig:
+    """Task `name` as conf/task/<name>.yaml declares it (the file the Hydra `task` group uses)."""
+    check_option("task", name)
+    return typed(TaskConfig, OmegaConf.load(CONF_DIR / "task" / f"{name}.yaml"))
 
 
 def register() -> None:

@@ -21,17 +21,23 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError
-from pipeline.core.io import write_json
-from pipeline.core.schema import Config, seed_in_seeds
+from pipeline.core.io import Captioned, save_figure, write_json, write_table
+from pipeline.core.precision import pick_device
+from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +49,38 @@ CHECKED_GROUPS = ("task", "model", "experiment")
 class StageRun:
     """One run of a stage: its config and where it reads and writes."""
 
-    cfg: DictConfig
+    cfg: DictConfig  # typed by the schema (pipeline/core/schema.py) on construction
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
     seed_item: int | None = None  # `--seed`: the item of `seeds` a per-(task, seed) stage runs
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cfg", _typed(self.cfg, "config"))
+
+    def settings(self, group: str) -> Any:
+        """Config group `group` as its schema dataclass (e.g. `AblateConfig`): what a package
+        receives."""
+        return OmegaConf.to_object(self.cfg[group])
+
+    @property
+    def task(self) -> TaskConfig:
+        """The task of a per-task stage."""
+        return self.settings("task")
+
+    @property
+    def tasks(self) -> list[TaskConfig]:
+        """The tasks of a multi-task stage (see `task_names`)."""
+        return [load_task(name) for name in self.task_names]
+
+    @property
+    def device(self) -> torch.device:
+        """The device every model of the run computes on (`device`)."""
+        return pick_device(self.cfg.device)
+
+    @property
+    def model_folder(self) -> Path:
+        """The fine-tuned model of this run's task and seed (written by finetune)."""
+        return self.upstream("models", self.cfg.task.name, self.seed_folder)
 
     @property
     def seed(self) -> int:
@@ -79,6 +113,25 @@ class StageRun:
     def task_names(self) -> list[str]:
         """The tasks a multi-task stage covers: `tasks` under DVC, the job's task otherwise."""
         return list(self.cfg.tasks) if self.under_dvc else [self.cfg.task.name]
+
+    def write_outputs(
+        self,
+        *where: str,
+        tables: Mapping[str, pd.DataFrame] | None = None,
+        figures: Mapping[str, Captioned] | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Write a result by file stem: `tables` to plots/<where>/<stem>.csv, `figures` to
+        figures/<where>/<stem>.png (with their caption; each figure's config over `config`),
+        `metrics` to metrics/<where>.json (`where`: the stage, then its task and seed folder)."""
+        for name, table in (tables or {}).items():
+            write_table(self.out("plots", *where, f"{name}.csv"), table)
+        for name, drawn in (figures or {}).items():
+            path = self.out("figures", *where, f"{name}.png")
+            save_figure(path, drawn.figure, drawn.caption, {**(config or {}), **drawn.config})
+        if metrics is not None:
+            write_json(self.out("metrics", *where[:-1], f"{where[-1]}.json"), metrics)
 
 
 StageFn = Callable[[StageRun], None]

@@ -6,11 +6,11 @@ import pandas as pd
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.schema import TaskConfig
 
 
 def encode(
-    tokenizer: PreTrainedTokenizerBase, task: TaskSpec, frame: pd.DataFrame, max_length: int
+    tokenizer: PreTrainedTokenizerBase, task: TaskConfig, frame: pd.DataFrame, max_length: int
 ) -> list[dict[str, list[int]]]:
     """Token ids (and segment ids) per row, truncated to `max_length`, not padded."""
     texts = [frame[column].tolist() for column in task.text_columns]

@@ -14,25 +14,23 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import pandas as pd
-from omegaconf import DictConfig
 
-from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import PrepareConfig, TaskConfig
 
 log = logging.getLogger(__name__)
 
 HUB_DATASET = "nyu-mll/glue"
 
 
-def split_names(task: TaskSpec) -> list[str]:
+def split_names(task: TaskConfig) -> list[str]:
     """The labelled splits of a task: train and its dev split(s)."""
-    return list(task.local["files"])
+    return list(task.local.files)
 
 
-def _parse_label(raw: str, task: TaskSpec, where: str) -> float | int:
+def _parse_label(raw: str, task: TaskConfig, where: str) -> float | int:
     if task.is_regression:
         return float(raw)
     names = task.label_names or ()
@@ -47,17 +45,17 @@ def _parse_label(raw: str, task: TaskSpec, where: str) -> float | int:
     return label
 
 
-def read_local_split(folder: Path, task: TaskSpec, split: str) -> tuple[pd.DataFrame, int]:
+def read_local_split(folder: Path, task: TaskConfig, split: str) -> tuple[pd.DataFrame, int]:
     """One split from a classic glue_data folder; returns (frame, malformed lines skipped)."""
-    path = folder / task.local["folder"] / task.local["files"][split]
+    path = folder / task.local.folder / task.local.files[split]
     if not path.exists():
         raise PipelineError(
             f"GLUE file not found: {path}; set GLUE_DIR (or paths.glue_dir) to a glue_data "
             "folder, or use prepare.source=hub where the Hugging Face hub is reachable"
         )
     lines = path.read_text(encoding="utf-8-sig").splitlines()  # utf-8-sig drops MRPC's BOM
-    columns: dict[str, str | int] = dict(task.local["columns"])
-    if task.local["header"]:
+    columns: dict[str, str | int] = dict(task.local.columns)
+    if task.local.header:
         header, lines, first_line = lines[0].split("\t"), lines[1:], 2
         missing = [c for c in columns.values() if c not in header]
         if missing:
@@ -82,7 +80,7 @@ def read_local_split(folder: Path, task: TaskSpec, split: str) -> tuple[pd.DataF
     return frame, skipped
 
 
-def read_hub_split(task: TaskSpec, split: str) -> pd.DataFrame:
+def read_hub_split(task: TaskConfig, split: str) -> pd.DataFrame:
     """One split of nyu-mll/glue through `datasets` (needs the hub or its local cache)."""
     import datasets
 
@@ -105,22 +103,6 @@ def subsample(frame: pd.DataFrame, max_rows: int | None, seed: int) -> pd.DataFr
 
 
 @dataclass(frozen=True)
-class PrepareSettings:
-    """The `prepare` config group and the global seed."""
-
-    source: Literal["local", "hub"]
-    max_train_rows: int | None  # None keeps every row
-    max_eval_rows: int | None
-    seed: int  # of the subsets
-
-    @classmethod
-    def from_config(cls, node: DictConfig, seed: int) -> PrepareSettings:
-        if node.source not in ("local", "hub"):
-            raise PipelineError(f"unknown prepare.source '{node.source}'; use local or hub")
-        return settings_from(cls, node, seed=seed)
-
-
-@dataclass(frozen=True)
 class PreparedSplit:
     """The kept rows of one split and what they were drawn from."""
 
@@ -137,10 +119,11 @@ class PreparedSplit:
 
 
 def prepare_task(
-    task: TaskSpec, settings: PrepareSettings, glue_folder: Path
+    task: TaskConfig, settings: PrepareConfig, glue_folder: Path, seed: int
 ) -> dict[str, PreparedSplit]:
     """Every labelled split of `task` by name, read from `settings.source` (`glue_folder` is
-    the classic glue_data folder) and cut to a seeded subset of at most the split's limit."""
+    the classic glue_data folder) and cut to a subset (drawn with `seed`) of at most the
+    split's limit."""
     prepared = {}
     for split in split_names(task):
         if settings.source == "local":
@@ -148,7 +131,7 @@ def prepare_task(
         else:
             frame, skipped = read_hub_split(task, split), 0
         limit = settings.max_train_rows if split == "train" else settings.max_eval_rows
-        kept = subsample(frame, limit, settings.seed)
+        kept = subsample(frame, limit, seed)
         log.info("%s/%s: %d of %d rows", task.name, split, len(kept), len(frame))
         prepared[split] = PreparedSplit(kept, len(frame), skipped)
     return prepared

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.schema import TaskConfig
 
 SCORE_BINS = 5  # strata of a regression task: quantile bins of the gold score
 
@@ -45,7 +45,7 @@ def stratified_subset(strata: np.ndarray, size: int | None, seed: int) -> np.nda
     return np.sort(np.concatenate(chosen))
 
 
-def label_strata(task: TaskSpec, labels: np.ndarray) -> np.ndarray:
+def label_strata(task: TaskConfig, labels: np.ndarray) -> np.ndarray:
     """The stratum of each row: its class, or the quantile bin of its score (regression)."""
     if not task.is_regression:
         return np.asarray(labels)
@@ -54,7 +54,7 @@ def label_strata(task: TaskSpec, labels: np.ndarray) -> np.ndarray:
 
 
 def evaluation_sample(
-    frame: pd.DataFrame, task: TaskSpec, size: int | None, seed: int
+    frame: pd.DataFrame, task: TaskConfig, size: int | None, seed: int
 ) -> pd.DataFrame:
     """`size` rows of a split (with its `label` column), drawn by `stratified_subset` over
     `label_strata`, in their original order; the frame's `idx` column names them."""

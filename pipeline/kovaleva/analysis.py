@@ -16,18 +16,16 @@ import logging
 from dataclasses import dataclass
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
-from pipeline.attention.measured import check_measure, measured_store
+from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
 from pipeline.core.heads import head_name, layer_name, numbered_from_one
+from pipeline.core.schema import AnalyzeConfig
 from pipeline.core.stats import Interval
 from pipeline.kovaleva.linguistic import (
     SPECIAL_TYPES,
-    TypeRule,
     example_type_masks,
     load_spacy,
-    parse_rules,
 )
 from pipeline.kovaleva.tables import (
     CosineSummary,
@@ -40,34 +38,6 @@ from pipeline.kovaleva.tables import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AnalyzeSettings:
-    """The `analyze` config group."""
-
-    num_examples: int | None  # the first examples of the store analysed; None: all
-    chunk_examples: int  # examples read from the store at a time
-    spacy_model: str
-    token_types: dict[str, TypeRule]  # linguistic types, in drawing order
-    grid_variant: str  # Fig. 10's model variant
-    grid_max_tokens: int  # Fig. 10's example: the first with at most this many pieces
-    measure: str = "weights"  # maps analysed: weights, norms or rollout
-    bootstrap_resamples: int = 1000  # resamples of every 95% interval over examples
-
-    @classmethod
-    def from_config(cls, node: DictConfig) -> AnalyzeSettings:
-        check_measure(node.measure)
-        return cls(
-            num_examples=node.num_examples,
-            chunk_examples=node.chunk_examples,
-            spacy_model=node.spacy_model,
-            token_types=parse_rules(OmegaConf.to_container(node.token_types, resolve=True)),
-            grid_variant=str(node.grid.variant),
-            grid_max_tokens=node.grid.max_tokens,
-            measure=node.measure,
-            bootstrap_resamples=node.bootstrap_resamples,
-        )
 
 
 @dataclass(frozen=True)
@@ -101,7 +71,7 @@ class TaskAnalysis:
 
 
 def analyze_task(
-    store: AttentionStore, task: str, settings: AnalyzeSettings, *, seed: int = 0
+    store: AttentionStore, task: str, settings: AnalyzeConfig, *, seed: int = 0
 ) -> TaskAnalysis:
     """Figs. 5, 6, 7 and 10 of `task` over the first `settings.num_examples` examples that
     both variants of `store` hold, on the maps of `settings.measure`; `seed` seeds the
@@ -117,8 +87,8 @@ def analyze_task(
     type_names = [*SPECIAL_TYPES, *settings.token_types]
     types = token_type_tables(store, task, examples, masks, type_names, chunk, resamples, seed)
 
-    example_id = grid_example(infos, settings.grid_max_tokens)
-    maps = store.maps(settings.grid_variant, task, examples=[example_id])[example_id]  # [L,H,n,n]
+    example_id = grid_example(infos, settings.grid.max_tokens)
+    maps = store.maps(settings.grid.variant, task, examples=[example_id])[example_id]  # [L,H,n,n]
     grid = grid_table(maps, infos[example_id].tokens)
 
     metrics = headline_metrics(cosine, types.received, types.cls)
@@ -132,7 +102,7 @@ def analyze_task(
         token_types=numbered_from_one(types.received),
         token_type_layers=numbered_from_one(types.received_layers),
         cls_last_layer=numbered_from_one(types.cls),
-        grid_variant=settings.grid_variant,
+        grid_variant=settings.grid.variant,
         grid_example=example_id,
         grid_tokens=infos[example_id].tokens,
         grid=numbered_from_one(grid),

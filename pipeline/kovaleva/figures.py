@@ -17,12 +17,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from pipeline.core.io import Captioned
+from pipeline.core.schema import FramenetConfig
 from pipeline.kovaleva.analysis import TaskAnalysis
-from pipeline.kovaleva.framenet import FilterRule
 from pipeline.kovaleva.framenet_heads import FrameNetHeads
 from pipeline.kovaleva.tables import VARIANTS
 from pipeline.plotting.figures import (
-    Captioned,
     attention_grid,
     finish_grid,
     head_heatmaps,
@@ -74,8 +74,8 @@ def layer_profiles(
     return finish_grid(figure, axes, len(panels), title)
 
 
-def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]:
-    """Figs. 5, 6 (one per variant), 7 and 10 of one task; `config`: the run's settings."""
+def analysis_figures(result: TaskAnalysis) -> dict[str, Captioned]:
+    """Figs. 5, 6 (one per variant), 7 and 10 of one task."""
     task, examples = result.task, len(result.examples)
     figures = {
         "fig5_cosine": Captioned(
@@ -88,7 +88,7 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
             f"Fig. 5 ({task}): per-head cosine similarity between the pre-trained and the "
             "fine-tuned attention map of the same dev example (flattened real-length maps), "
             f"averaged over {examples} examples. Low values: heads that fine-tuning changed most.",
-            config,
+            {},
         ),
         "fig5_cosine_layers": Captioned(
             layer_profiles(
@@ -97,7 +97,7 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
             f"Fig. 5 per layer ({task}): the cosine similarity of pre-trained and fine-tuned "
             "maps averaged over the layer's heads and over "
             f"{examples} examples, with 95% percentile bootstrap intervals over examples.",
-            config,
+            {},
         ),
         "fig6_token_type_layers": Captioned(
             layer_profiles(
@@ -111,7 +111,7 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
             f"Fig. 6 per layer ({task}): the attention a token type receives (as Fig. 6), "
             "averaged over the layer's heads and over the examples that hold the type, "
             "pre-trained vs fine-tuned, with 95% percentile bootstrap intervals over examples.",
-            config,
+            {},
         ),
     }
     for variant in VARIANTS:
@@ -121,7 +121,7 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
             f"Fig. 6 ({task}, {variant} model): per head, the attention a token type receives "
             "(mean over query positions, max over the type's tokens in the example), averaged "
             "over the examples that hold the type; examples without it are left out.",
-            config,
+            {},
         )
     figures["fig7_cls_last_layer"] = Captioned(
         head_heatmaps(
@@ -137,7 +137,7 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
         ),
         f"Fig. 7 ({task}): attention from [CLS] in the last layer to each token type (max over "
         "the type's tokens), per head, averaged over the examples that hold the type.",
-        config,
+        {},
     )
     example, variant = result.grid_example, result.grid_variant
     text = " ".join(result.grid_tokens)
@@ -145,7 +145,7 @@ def analysis_figures(result: TaskAnalysis, config: dict) -> dict[str, Captioned]
         attention_grid(result.grid, title=f"{task} ({variant}), example {example}: {text}"),
         f"Fig. 10 ({task}): every head's attention map (rows: layers, columns: heads) of dev "
         f"example {example} ({len(result.grid_tokens)} pieces) in the {variant} model.",
-        {**config, "example_id": example, "variant": variant},
+        {"example_id": example, "variant": variant},
     )
     return figures
 
@@ -162,7 +162,7 @@ def top_heads_figure(top: pd.DataFrame, ratio: str) -> plt.Figure:
     return figure
 
 
-def framenet_figures(result: FrameNetHeads, rule: FilterRule, config: dict) -> dict[str, Captioned]:
+def framenet_figures(result: FrameNetHeads, rule: FramenetConfig) -> dict[str, Captioned]:
     """Figs. 3 and 4 of the FrameNet heads; `rule`: the filter the sentences passed."""
     metrics = result.metrics
     ratio = (
@@ -182,7 +182,7 @@ def framenet_figures(result: FrameNetHeads, rule: FilterRule, config: dict) -> d
             f"FrameNet 1.5 sentences (<= {rule.max_tokens} tokens, one target, core FEs of "
             f"<= {rule.max_fe_tokens} tokens, none within {rule.target_window} tokens of the "
             "target).",
-            config,
+            {},
         ),
         "fig3_top_heads": Captioned(
             top_heads_figure(result.top_heads, ratio),
@@ -190,13 +190,13 @@ def framenet_figures(result: FrameNetHeads, rule: FilterRule, config: dict) -> d
             f"Fig. 3) with 95% percentile bootstrap intervals over the {result.sentences} "
             "sentences; the title gives the best head's score over the median head's with its "
             "interval, the best head re-chosen in every resample.",
-            config,
+            {},
         ),
         "fig4_top_heads": Captioned(
             map_panels(result.top_head_maps, result.top_heads),
             f"Fig. 4: the {len(result.top_heads)} heads with the highest FrameNet score, each "
             "on the sentence where it scores highest (rows: query pieces, columns: key pieces).",
-            config,
+            {},
         ),
     }
 
@@ -229,7 +229,7 @@ def table1_figure(
 
 
 def table1_figures(
-    table: pd.DataFrame, regimes: Mapping[str, str], differences: Sequence[str], config: dict
+    table: pd.DataFrame, regimes: Mapping[str, str], differences: Sequence[str]
 ) -> dict[str, Captioned]:
     """Table 1 as grouped bars with 95% intervals (the columns named in `table1_figure`)."""
     return {
@@ -241,6 +241,6 @@ def table1_figures(
             "constant prediction (the majority class; correlation 0 for a regression task); "
             "right: the paired differences on the same dev rows. Whiskers: 95% percentile "
             "bootstrap intervals over dev rows.",
-            config,
+            {},
         )
     }

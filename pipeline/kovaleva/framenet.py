@@ -27,10 +27,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig
 
-from pipeline.core.config import settings_from
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import FramenetConfig
 from pipeline.data.sampling import seeded_subset
 
 CORE_TYPES = ("Core", "Core-Unexpressed")
@@ -61,20 +60,6 @@ class FrameSentence:
     text: str
     target: Span
     core_fes: tuple[Span, ...]
-
-
-@dataclass(frozen=True)
-class FilterRule:
-    """The paper's sentence filter (see the module docstring)."""
-
-    max_tokens: int = 12
-    max_fe_tokens: int = 3
-    target_window: int = 2
-
-    @classmethod
-    def from_config(cls, node: DictConfig) -> FilterRule:
-        """The rule of the `framenet` config group."""
-        return settings_from(cls, node)
 
 
 def token_spans(text: str) -> list[tuple[int, int]]:
@@ -118,7 +103,7 @@ def _parse_sentence(
     return int(node.get("ID", -1)), text, targets, fes
 
 
-def keep(text: str, targets: list[list[Span]], core_fes: list[Span], rule: FilterRule) -> bool:
+def keep(text: str, targets: list[list[Span]], core_fes: list[Span], rule: FramenetConfig) -> bool:
     """Whether an annotated sentence passes the paper's filter (module docstring)."""
     tokens = token_spans(text)
     if len(tokens) > rule.max_tokens or len(targets) != 1 or len(targets[0]) != 1:
@@ -138,7 +123,7 @@ def keep(text: str, targets: list[list[Span]], core_fes: list[Span], rule: Filte
     return True
 
 
-def read_lu_file(xml: str, rule: FilterRule) -> Iterator[FrameSentence]:
+def read_lu_file(xml: str, rule: FramenetConfig) -> Iterator[FrameSentence]:
     """The sentences of one lexical-unit file that pass `rule`.
 
     Long sentences are dropped on their text alone, before any XML parsing.
@@ -180,7 +165,7 @@ def iter_lu_files(source: Path) -> Iterator[tuple[str, str]]:
                 yield Path(member.name).name, handle.read().decode("utf-8")
 
 
-def read_sentences(source: Path, rule: FilterRule) -> list[FrameSentence]:
+def read_sentences(source: Path, rule: FramenetConfig) -> list[FrameSentence]:
     """Every sentence of the release that passes `rule`, ordered by sentence id."""
     from tqdm import tqdm
 

@@ -22,8 +22,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import stream_maps
 from pipeline.attention.dump import Example, tokenize_examples
-from pipeline.core.config import TaskSpec
 from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.framenet import FrameSentence, piece_indices
 from pipeline.kovaleva.measures import frame_score
@@ -33,17 +33,7 @@ log = logging.getLogger(__name__)
 
 # FrameNet sentences as one-segment inputs of `tokenize_examples`, which reads a task's
 # text columns (and nothing else of it).
-SENTENCE_INPUT = TaskSpec(
-    name="framenet",
-    hub_config="",
-    text_columns=("text",),
-    label_names=None,
-    is_regression=False,
-    metrics=(),
-    main_metric="",
-    eval_split="",
-    local={},
-)
+SENTENCE_INPUT = TaskConfig(name="framenet", text_columns=["text"])
 
 
 @dataclass(frozen=True)

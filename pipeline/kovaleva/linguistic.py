@@ -15,29 +15,9 @@ import numpy as np
 
 from pipeline.attention.store import TokenInfo
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import TokenTypeRule
 
 SPECIAL_TYPES = ("[CLS]", "[SEP]")
-
-
-@dataclass(frozen=True)
-class TypeRule:
-    """A linguistic token type: matches on any of the listed POS, dependency or words."""
-
-    pos: frozenset[str] = frozenset()
-    dep: frozenset[str] = frozenset()
-    lower: frozenset[str] = frozenset()
-
-    @classmethod
-    def from_config(cls, node: Mapping) -> TypeRule:
-        unknown = set(node) - {"pos", "dep", "lower"}
-        if unknown:
-            raise PipelineError(
-                f"token type rule has unknown keys {sorted(unknown)}; use pos, dep and lower"
-            )
-        return cls(**{key: frozenset(node.get(key) or ()) for key in ("pos", "dep", "lower")})
-
-    def matches(self, word: Word) -> bool:
-        return word.pos in self.pos or word.dep in self.dep or word.lower in self.lower
 
 
 @dataclass(frozen=True)
@@ -51,9 +31,9 @@ class Word:
     lower: str
 
 
-def parse_rules(config: Mapping[str, Mapping]) -> dict[str, TypeRule]:
-    """{type name: rule} from the `analyze.token_types` config node."""
-    return {name: TypeRule.from_config(node) for name, node in config.items()}
+def matches(rule: TokenTypeRule, word: Word) -> bool:
+    """Whether `word` has the rule's type: any of its POS, dependency or words matches."""
+    return word.pos in rule.pos or word.dep in rule.dep or word.lower in rule.lower
 
 
 def spacy_words(docs: Sequence) -> list[list[Word]]:
@@ -68,7 +48,7 @@ def piece_type_masks(
     segment_ids: np.ndarray,  # [n], which sentence each piece belongs to
     offsets: np.ndarray,  # [n, 2] character span [start, end) within its sentence
     words: Sequence[Sequence[Word]],  # per sentence, its spaCy tokens
-    rules: Mapping[str, TypeRule],
+    rules: Mapping[str, TokenTypeRule],
 ) -> dict[str, np.ndarray]:
     """{type: bool [n]} for [CLS], [SEP] and every linguistic type.
 
@@ -87,7 +67,7 @@ def piece_type_masks(
         for word in words[segment_ids[i]]:
             if word.start < end and start < word.end:  # the spans overlap
                 for name, rule in rules.items():
-                    if rule.matches(word):
+                    if matches(rule, word):
                         masks[name][i] = True
     return masks
 
@@ -107,7 +87,7 @@ def load_spacy(name: str):
 
 
 def example_type_masks(
-    infos: Mapping[int, TokenInfo], nlp, rules: Mapping[str, TypeRule], batch_size: int = 64
+    infos: Mapping[int, TokenInfo], nlp, rules: Mapping[str, TokenTypeRule], batch_size: int = 64
 ) -> dict[int, dict[str, np.ndarray]]:
     """{example_id: {type: bool [n]}}: spaCy runs once over every sentence of the examples."""
     texts = [text for info in infos.values() for text in info.texts]

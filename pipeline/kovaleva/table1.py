@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.models.batched_metrics import batched_metric
 
@@ -57,7 +57,7 @@ def read_predictions(path: Path, task: str) -> pd.DataFrame:
 
 
 def task_rows(
-    task: TaskSpec, predictions: pd.DataFrame, n_resamples: int, seed: int
+    task: TaskConfig, predictions: pd.DataFrame, n_resamples: int, seed: int
 ) -> list[dict[str, str | bool | int | float]]:
     """One row per metric of `task`: each regime's score and each difference, with their
     intervals (`_ci_low`, `_ci_high`), whether it is the main metric, and the row count."""
@@ -85,7 +85,7 @@ def task_rows(
     return rows
 
 
-def constant_prediction(task: TaskSpec, labels: np.ndarray) -> float | int:
+def constant_prediction(task: TaskConfig, labels: np.ndarray) -> float | int:
     """The best constant prediction on these labels: the most frequent class, or for a
     regression task the mean score (a constant has correlation 0 whatever its value)."""
     if task.is_regression:
@@ -95,7 +95,7 @@ def constant_prediction(task: TaskSpec, labels: np.ndarray) -> float | int:
 
 
 def table1(
-    tasks: Sequence[TaskSpec],
+    tasks: Sequence[TaskConfig],
     predictions: Mapping[str, pd.DataFrame],
     *,
     n_resamples: int,

@@ -30,8 +30,8 @@ from tqdm.auto import tqdm
 
 from pipeline.attention.engine import HeadControl, Mode, head_mask, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec
 from pipeline.core.heads import head_name, layer_name
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import (
     Interval,
     benjamini_hochberg,
@@ -205,12 +205,12 @@ def _stacked_pass(
     return out.float().cpu().reshape(copies, size, -1)
 
 
-def task_loss(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+def task_loss(task: TaskConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The summed fine-tuning loss of a batch: cross-entropy, or squared error (regression)."""
     return example_losses(task, logits, labels).sum()
 
 
-def example_losses(task: TaskSpec, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+def example_losses(task: TaskConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The fine-tuning loss [N] of each example: cross-entropy, or squared error."""
     if task.is_regression:
         return F.mse_loss(logits[:, 0], labels.float(), reduction="none")
@@ -228,7 +228,7 @@ class Uncertainty:
 
 
 def sweep_table(
-    result: SweepResult, task: TaskSpec, labels: np.ndarray, uncertainty: Uncertainty
+    result: SweepResult, task: TaskConfig, labels: np.ndarray, uncertainty: Uncertainty
 ) -> pd.DataFrame:
     """One row per ablation: layer, head (-1 for a whole layer), every task metric, the
     baseline of the main metric, `delta` = ablated - baseline (main metric) with its paired
@@ -301,7 +301,7 @@ def sweep_table(
 
 
 def baseline_interval(
-    result: SweepResult, task: TaskSpec, labels: np.ndarray, uncertainty: Uncertainty
+    result: SweepResult, task: TaskConfig, labels: np.ndarray, uncertainty: Uncertainty
 ) -> Interval:
     """The unablated model's main metric and its bootstrap interval over the examples."""
     return bootstrap_interval(
@@ -320,7 +320,7 @@ def _significant(table: pd.DataFrame, q_column: str, effect: str, alpha: float) 
 
 
 def summary(
-    heads: pd.DataFrame, layers: pd.DataFrame, task: TaskSpec, alpha: float = 0.05
+    heads: pd.DataFrame, layers: pd.DataFrame, task: TaskConfig, alpha: float = 0.05
 ) -> dict[str, float | int | str]:
     """The Fig. 8/9 headline numbers as flat metrics (deltas in the main metric), from the
     0-based sweep tables; heads and layers are named from 1 (`L3-H5`, `L3`). Removing a head

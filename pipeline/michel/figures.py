@@ -14,8 +14,6 @@ and heads numbered from 1, as written).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display is needed
@@ -24,7 +22,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from pipeline.michel.run import Ablated, AblateSettings
+from pipeline.core.io import Captioned
+from pipeline.core.schema import AblateConfig
+from pipeline.michel.run import Ablated
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
 ALPHA = 0.05  # q-values below it are marked significant
@@ -98,15 +98,7 @@ def pruning_curve_plot(curve: pd.DataFrame, metric: str, title: str) -> plt.Figu
     return figure
 
 
-class Captioned(NamedTuple):
-    """A figure, the caption the report shows under it and the settings it was drawn from."""
-
-    figure: plt.Figure
-    caption: str
-    config: dict
-
-
-def ablation_figures(result: Ablated, task: str, settings: AblateSettings) -> dict[str, Captioned]:
+def ablation_figures(result: Ablated, task: str, settings: AblateConfig) -> dict[str, Captioned]:
     """Figs. 8 and 9 and the pruning curve of one task, by file stem."""
     metric, examples = result.metrics["main_metric"], result.metrics["num_examples"]
     config = {"task": task, "mode": settings.mode, "examples": examples}

@@ -24,18 +24,16 @@ kept lies on the same axes as Michel et al.'s gradient pruning curve.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
-from omegaconf import DictConfig
 from scipy import stats
 from torch import nn
 
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec, settings_from
+from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
@@ -47,23 +45,6 @@ from pipeline.models.metrics import predictions_from_logits, task_metrics
 BETA = 2 / 3
 GAMMA, ZETA = -0.1, 1.1
 KEEP_THRESHOLD = 0.5
-
-
-@dataclass(frozen=True)
-class GatesSettings:
-    """The `gates` config group."""
-
-    num_examples: int | None  # dev rows evaluated (seeded, stratified)
-    train_examples: int | None  # train rows the gates are fitted on (seeded, stratified)
-    batch_size: int
-    steps: int  # optimiser steps per lambda
-    learning_rate: float
-    init_log_alpha: float
-    lambdas: list[float]
-
-    @classmethod
-    def from_config(cls, node: DictConfig) -> GatesSettings:
-        return settings_from(cls, node)
 
 
 class HardConcrete(nn.Module):
@@ -102,10 +83,10 @@ def fit_gates(
     layerwise: Layerwise,
     rows: Rows,
     labels: np.ndarray,  # [N] gold labels
-    task: TaskSpec,
+    task: TaskConfig,
     *,
     l0_lambda: float,
-    settings: GatesSettings,
+    settings: GatesConfig,
     pad_id: int,
     seed: int,
 ) -> HardConcrete:
@@ -146,8 +127,8 @@ def gate_sweep(
     layerwise: Layerwise,
     train: tuple[Rows, np.ndarray],
     dev: tuple[Rows, np.ndarray],
-    task: TaskSpec,
-    settings: GatesSettings,
+    task: TaskConfig,
+    settings: GatesConfig,
     *,
     pad_id: int,
     seed: int,

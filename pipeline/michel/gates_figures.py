@@ -10,8 +10,8 @@ matplotlib.use("Agg")  # figures are files; no display is needed
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from pipeline.core.io import Captioned
 from pipeline.michel.gates_run import GatesResult
-from pipeline.plotting.figures import Captioned
 
 LABELS = {"gates": "hard-concrete gates (Voita)", "gradient": "gradient pruning (Michel)"}
 

@@ -23,12 +23,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import numbered_from_one
+from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.data.sampling import evaluation_sample
 from pipeline.michel.ablation import Uncertainty
-from pipeline.michel.gates import GatesSettings, gate_sweep, kept_heads_table, kept_overlap
+from pipeline.michel.gates import gate_sweep, kept_heads_table, kept_overlap
 from pipeline.michel.importance import gated_logits, pruning_curve
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.metrics import task_metrics
@@ -70,10 +70,10 @@ def michel_from_tables(pruning: pd.DataFrame, importance: pd.DataFrame) -> Miche
 def gates_task(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    task: TaskSpec,
+    task: TaskConfig,
     dev: pd.DataFrame,
     train: pd.DataFrame,
-    settings: GatesSettings,
+    settings: GatesConfig,
     michel: MichelCurve | None,
     *,
     max_length: int,
@@ -129,7 +129,7 @@ def gates_task(
     )
 
 
-def check_same_start(pruning: pd.DataFrame, full: dict[str, float], task: TaskSpec) -> None:
+def check_same_start(pruning: pd.DataFrame, full: dict[str, float], task: TaskConfig) -> None:
     """Fail in one line unless the pruning curve's unpruned point has the full model's main
     metric `full` on the gates' dev rows (else the two curves are not on the same rows)."""
     metric = task.main_metric

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
@@ -51,7 +51,7 @@ def head_importance(
     layerwise: Layerwise,
     rows: Rows,
     labels: np.ndarray,  # [N] gold labels
-    task: TaskSpec,
+    task: TaskConfig,
     *,
     pad_id: int,
     pruned: torch.Tensor | None = None,  # bool [L, H], gated to 0
@@ -117,7 +117,7 @@ def pruning_curve(
     layerwise: Layerwise,
     rows: Rows,
     labels: np.ndarray,
-    task: TaskSpec,
+    task: TaskConfig,
     *,
     pad_id: int,
     step: float = 0.1,

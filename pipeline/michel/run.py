@@ -15,18 +15,15 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Literal
 
 import pandas as pd
 import torch
-from omegaconf import DictConfig
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.engine import Mode, attach, model_shape
+from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import TaskSpec, settings_from
-from pipeline.core.errors import PipelineError
 from pipeline.core.heads import numbered_from_one
+from pipeline.core.schema import AblateConfig, TaskConfig
 from pipeline.core.stats import Interval
 from pipeline.data.sampling import evaluation_sample
 from pipeline.michel.ablation import (
@@ -47,31 +44,6 @@ from pipeline.michel.importance import (
 from pipeline.models.labelled import LabelledRows, labelled_rows
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AblateSettings:
-    """The `ablate` config group."""
-
-    num_examples: int | None  # dev rows evaluated (seeded, stratified sample); None: all
-    mode: Mode
-    batch_size: int
-    ablations_per_pass: int
-    cache_budget_mb: float
-    importance_split: Literal["train", "eval"]
-    importance_examples: int  # train rows scored (importance_split train; seeded sample)
-    prune_step: float
-    prune_keep: float
-    bootstrap_resamples: int  # per interval (paired bootstrap of the examples)
-    permutation_resamples: int  # per test (random swaps of ablated and baseline outputs)
-
-    @classmethod
-    def from_config(cls, node: DictConfig) -> AblateSettings:
-        if node.importance_split not in ("train", "eval"):
-            raise PipelineError(
-                f"ablate.importance_split '{node.importance_split}' is not train or eval"
-            )
-        return settings_from(cls, node)
 
 
 @dataclass(frozen=True)
@@ -106,10 +78,10 @@ def deterministic() -> None:
 def ablate_task(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    task: TaskSpec,
+    task: TaskConfig,
     dev: pd.DataFrame,
     train: pd.DataFrame | None,
-    settings: AblateSettings,
+    settings: AblateConfig,
     *,
     max_length: int,
     seed: int,
@@ -176,8 +148,8 @@ def ablate_task(
 def _sweep_tables(
     layerwise: Layerwise,
     evaluated: LabelledRows,
-    task: TaskSpec,
-    settings: AblateSettings,
+    task: TaskConfig,
+    settings: AblateConfig,
     pad_id: int,
     uncertainty: Uncertainty,
 ) -> tuple[pd.DataFrame, pd.DataFrame, Interval]:

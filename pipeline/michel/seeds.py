@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stage import seed_folder
 
 # The false discovery rate under which the ablate stage calls a head significant
@@ -43,7 +44,7 @@ KEYS = ["layer", "head"]
 class SeedRuns:
     """What the seeds of one task produced, read from the finetune and ablate outputs."""
 
-    task: TaskSpec
+    task: TaskConfig
     metrics: dict[int, dict[str, float]]  # seed -> finetune metrics (`finetuned.<metric>`)
     heads: dict[int, pd.DataFrame]  # seed -> heads.csv: layer, head, delta, q_value, ...
     importance: dict[int, pd.DataFrame]  # seed -> importance.csv: layer, head, importance
@@ -55,7 +56,7 @@ def _existing(path: Path) -> Path:
     return path
 
 
-def read_seed_runs(outputs: Path, task: TaskSpec, seeds: list[int]) -> SeedRuns:
+def read_seed_runs(outputs: Path, task: TaskConfig, seeds: list[int]) -> SeedRuns:
     """Every seed's finetune metrics and ablate tables of `task` under `outputs`."""
     metrics, heads, importance = {}, {}, {}
     for seed in seeds:
@@ -138,6 +139,12 @@ def compare_seeds(runs: SeedRuns) -> Compared:
     for table in tables.values():
         table.insert(0, "task", task)
     return Compared(task, tables, metrics)
+
+
+def combined(compared: Sequence[Compared]) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+    """Every task's tables, concatenated by name, and every task's metrics."""
+    tables = {name: pd.concat([c.tables[name] for c in compared]) for name in compared[0].tables}
+    return tables, {key: value for c in compared for key, value in c.metrics.items()}
 
 
 def _task_summary(result: Compared) -> str:

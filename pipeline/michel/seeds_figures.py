@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display is needed
@@ -17,9 +19,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from pipeline.core.io import Captioned
 from pipeline.core.stage import seed_folder
-from pipeline.michel.seeds import KEYS
-from pipeline.plotting.figures import Captioned
+from pipeline.michel.seeds import KEYS, SeedRuns
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric, as in the ablate figures
 
@@ -66,3 +68,12 @@ def head_effects_scatter(heads: dict[str, dict[int, pd.DataFrame]]) -> Captioned
         "the first fine-tuning seed against the second, per task; the grey line is equality."
     )
     return Captioned(figure, caption, {"tasks": list(heads)})
+
+
+def cross_seed_figures(runs: Sequence[SeedRuns], metric: pd.DataFrame) -> dict[str, Captioned]:
+    """The metric per seed and, from two seeds on, the head effects of two seeds, by file stem;
+    `runs`: one per task; `metric`: the cross_seed metric table of every task."""
+    figures = {"metric_by_seed": metric_by_seed(metric)}
+    if len(runs[0].metrics) > 1:
+        figures["head_effects"] = head_effects_scatter({r.task.name: r.heads for r in runs})
+    return figures

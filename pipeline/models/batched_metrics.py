@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.stats import rankdata
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.schema import TaskConfig
 
 Batched = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -74,6 +74,6 @@ def spearman(labels: np.ndarray, scores: np.ndarray) -> np.ndarray:
 BATCHED = {"accuracy": accuracy, "f1": f1, "mcc": mcc, "pearson": pearson, "spearman": spearman}
 
 
-def batched_metric(task: TaskSpec, name: str | None = None) -> Batched:
+def batched_metric(task: TaskConfig, name: str | None = None) -> Batched:
     """The batched form of metric `name` of `task` (its main metric by default)."""
     return BATCHED[name or task.main_metric]

@@ -20,36 +20,13 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.schema import FinetuneConfig, TaskConfig
 from pipeline.models.checkpoints import Checkpoints, fingerprint
 from pipeline.models.labelled import LabelledRows, labelled_rows
 from pipeline.models.loading import load_classifier
-from pipeline.models.training import TrainSettings, evaluate, train
+from pipeline.models.training import evaluate, train
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FinetuneSettings:
-    """The `finetune` config group."""
-
-    train: TrainSettings
-    eval_batch_size: int
-    variants: tuple[str, ...]  # "finetuned", then the baselines switched on
-    checkpoint_every: int  # training steps between checkpoints; 0 = none
-
-    @classmethod
-    def from_config(cls, node: DictConfig, seed: int) -> FinetuneSettings:
-        baselines = {
-            "pretrained": node.baselines.pretrained_no_finetune,
-            "random_init": node.baselines.random_init,
-        }
-        return cls(
-            train=TrainSettings.from_config(node, seed),
-            eval_batch_size=node.eval_batch_size,
-            variants=("finetuned", *(name for name, wanted in baselines.items() if wanted)),
-            checkpoint_every=node.checkpoint_every,
-        )
 
 
 @dataclass(frozen=True)
@@ -65,9 +42,10 @@ class Finetuned:
 
 def _checkpoints(
     folder: Path,
-    settings: FinetuneSettings,
+    settings: FinetuneConfig,
+    seed: int,
     model_cfg: DictConfig,
-    task: TaskSpec,
+    task: TaskConfig,
     variant: str,
     precision: str,
     training: LabelledRows,
@@ -75,7 +53,7 @@ def _checkpoints(
     """Checkpoints of one variant's training, fingerprinted by everything its result depends
     on: loop settings, model, task, variant, precision and the encoded training rows."""
     run = {
-        "train": asdict(settings.train),
+        "train": {**asdict(settings), "seed": seed},
         "model": OmegaConf.to_container(model_cfg, resolve=True),
         "task": task.name,
         "variant": variant,
@@ -89,17 +67,19 @@ def _checkpoints(
 def finetune_task(
     model_cfg: DictConfig,
     tokenizer: PreTrainedTokenizerBase,
-    task: TaskSpec,
+    task: TaskConfig,
     train_frame: pd.DataFrame,
     eval_frame: pd.DataFrame,
-    settings: FinetuneSettings,
+    settings: FinetuneConfig,
     *,
+    seed: int,
     max_length: int,
     device: torch.device,
     precision: str = "fp32",
     checkpoints: Path | None = None,
 ) -> Finetuned:
-    """Train and score every variant of `settings` on the prepared train and eval splits.
+    """Train and score every variant of `settings` on the prepared train and eval splits,
+    with fine-tuning seed `seed`.
 
     `precision` (a `precision` setting; default float32) is the compute dtype of training
     and scoring. Under `checkpoints`, each trained variant keeps its last state in
@@ -121,16 +101,17 @@ def finetune_task(
             tokenizer,
             task.num_labels,
             random_init=variant == "random_init",
-            seed=settings.train.seed,
+            seed=seed,
         ).to(device)
         if variant != "pretrained":
             started = time.perf_counter()
             curve = train(
-                model, task, training.rows, training.labels, settings.train, pad_id, device,
+                model, task, training.rows, training.labels, settings, seed, pad_id, device,
                 description=f"{task.name} {variant}",
                 precision=precision,
                 checkpoints=None if checkpoints is None else _checkpoints(
-                    checkpoints / variant, settings, model_cfg, task, variant, precision, training
+                    checkpoints / variant, settings, seed, model_cfg, task, variant, precision,
+                    training,
                 ),
             )  # fmt: skip
             log.info("%s %s: trained in %.1f s", task.name, variant, time.perf_counter() - started)

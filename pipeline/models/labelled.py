@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedTokenizerBase
 
-from pipeline.core.config import TaskSpec
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import TaskConfig
 from pipeline.data.encoding import encode
 
 
@@ -24,7 +24,7 @@ class LabelledRows:
         return len(self.rows)
 
 
-def check_labels(task: TaskSpec, labels: np.ndarray, where: str) -> None:
+def check_labels(task: TaskConfig, labels: np.ndarray, where: str) -> None:
     """Fail when the data's labels do not fit the task's label set."""
     if task.is_regression:
         return
@@ -39,7 +39,7 @@ def check_labels(task: TaskSpec, labels: np.ndarray, where: str) -> None:
 
 def labelled_rows(
     tokenizer: PreTrainedTokenizerBase,
-    task: TaskSpec,
+    task: TaskConfig,
     frame: pd.DataFrame,
     max_length: int,
     where: str,

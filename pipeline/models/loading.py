@@ -103,15 +103,9 @@ def load_encoder(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, seed
         raise _offline_hint(location, error) from error
 
 
-def load_finetuned(folder: Path) -> PreTrainedModel:
-    """A classifier saved by the finetune stage."""
+def load_finetuned(folder: Path, device: torch.device | str = "cpu") -> PreTrainedModel:
+    """A classifier saved by the finetune stage, on `device`."""
     if not (folder / "config.json").exists():
         raise PipelineError(f"no fine-tuned model in {folder}; run `dvc repro finetune` first")
-    return AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="sdpa")
-
-
-def pick_device(setting: str) -> torch.device:
-    """`auto` -> CUDA when available, else CPU; otherwise the named device."""
-    if setting == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(setting)
+    model = AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="sdpa")
+    return model.to(device)

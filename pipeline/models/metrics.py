@@ -6,7 +6,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from pipeline.core.config import TaskSpec
+from pipeline.core.schema import TaskConfig
 
 
 def accuracy(labels: np.ndarray, predictions: np.ndarray) -> float:
@@ -38,12 +38,12 @@ def spearman(labels: np.ndarray, scores: np.ndarray) -> float:
 METRICS = {"accuracy": accuracy, "f1": f1, "mcc": mcc, "pearson": pearson, "spearman": spearman}
 
 
-def predictions_from_logits(task: TaskSpec, logits: np.ndarray) -> np.ndarray:
+def predictions_from_logits(task: TaskConfig, logits: np.ndarray) -> np.ndarray:
     """Class indices [N] from logits [N, C], or scores [N] from a regression head [N, 1]."""
     return logits[:, 0] if task.is_regression else logits.argmax(-1)
 
 
-def task_metrics(task: TaskSpec, labels: np.ndarray, logits: np.ndarray) -> dict[str, float]:
+def task_metrics(task: TaskConfig, labels: np.ndarray, logits: np.ndarray) -> dict[str, float]:
     """Every metric of `task` from gold labels [N] and logits [N, C]."""
     predictions = predictions_from_logits(task, logits)
     return {name: METRICS[name](labels, predictions) for name in task.metrics}

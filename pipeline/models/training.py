@@ -9,39 +9,20 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
-from omegaconf import DictConfig
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, get_linear_schedule_with_warmup
 
-from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, deterministic_cuda, device_dtype, grad_scaler
+from pipeline.core.schema import FinetuneConfig, TaskConfig
 from pipeline.data.batching import batches, length_grouped_order
 from pipeline.models.checkpoints import Checkpoints, random_states, restore_random_states
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    epochs: int
-    batch_size: int
-    learning_rate: float
-    warmup_ratio: float
-    weight_decay: float
-    grad_clip: float
-    log_every: int
-    seed: int
-
-    @classmethod
-    def from_config(cls, node: DictConfig, seed: int) -> TrainSettings:
-        """From the `finetune` config group (its loop settings) and the global seed."""
-        return settings_from(cls, node, seed=seed)
 
 
 def start_at_label_mean(model: PreTrainedModel, labels: np.ndarray) -> None:
@@ -58,13 +39,13 @@ def start_at_label_mean(model: PreTrainedModel, labels: np.ndarray) -> None:
         head.bias.fill_(float(np.mean(labels)))
 
 
-def _targets(task: TaskSpec, labels: np.ndarray, device: torch.device) -> torch.Tensor:
+def _targets(task: TaskConfig, labels: np.ndarray, device: torch.device) -> torch.Tensor:
     dtype = torch.float32 if task.is_regression else torch.long
     return torch.as_tensor(labels, dtype=dtype, device=device)
 
 
 def _optimizer(
-    model: PreTrainedModel, settings: TrainSettings, device: torch.device
+    model: PreTrainedModel, settings: FinetuneConfig, device: torch.device
 ) -> torch.optim.AdamW:
     """AdamW with weight decay on every weight but biases and norm weights. Fused (one kernel
     for all tensors) on CUDA; on CPU the plain loop, whose float32 results the committed
@@ -81,10 +62,11 @@ def _optimizer(
 
 def train(
     model: PreTrainedModel,
-    task: TaskSpec,
+    task: TaskConfig,
     rows: list[dict[str, list[int]]],
     labels: np.ndarray,
-    settings: TrainSettings,
+    settings: FinetuneConfig,
+    seed: int,
     pad_id: int,
     device: torch.device,
     description: str = "train",
@@ -98,7 +80,7 @@ def train(
     `checkpoints`, the run saves its state every `checkpoints.every` steps and first resumes
     from a saved state of the same fingerprint: the result is the uninterrupted run's.
     """
-    torch.manual_seed(settings.seed)
+    torch.manual_seed(seed)
     deterministic_cuda(device)
     if task.is_regression:
         start_at_label_mean(model, labels)
@@ -122,7 +104,7 @@ def train(
         step, curve, running = resumed["step"], resumed["curve"], resumed["running"]
     progress = tqdm(total=total, initial=step, desc=description, unit="step")
     for epoch in range(step // steps_per_epoch, settings.epochs):
-        order = length_grouped_order(lengths, settings.batch_size, settings.seed + epoch)
+        order = length_grouped_order(lengths, settings.batch_size, seed + epoch)
         done = (step - epoch * steps_per_epoch) * settings.batch_size  # resumed mid-epoch
         for chosen, batch in batches(rows, settings.batch_size, pad_id, device, order[done:]):
             with autocast(precision, device):
@@ -182,7 +164,7 @@ def predict(
 
 def evaluate(
     model: PreTrainedModel,
-    task: TaskSpec,
+    task: TaskConfig,
     rows: list[dict[str, list[int]]],
     labels: np.ndarray,
     batch_size: int,

@@ -3,13 +3,11 @@
 Tables hold one row per cell (`layer`, `head`, value ...); these functions pivot them, so a
 figure never holds a number that its table on disk does not. Layers and heads are shown as
 they are numbered in the table, so pass the tables as written (numbered from 1).
-`Captioned` is what a package's figure function hands its stage for `save_figure`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import matplotlib
 
@@ -21,14 +19,6 @@ import pandas as pd
 import seaborn as sns
 
 HEATMAP_CMAP = "viridis"
-
-
-class Captioned(NamedTuple):
-    """A figure, the caption the report shows under it and the settings it was drawn from."""
-
-    figure: plt.Figure
-    caption: str
-    config: dict
 
 
 def _panel(

@@ -14,13 +14,15 @@ examples (`vertical_statistics`):
                          (the strongest column of A [n, n] is argmax_j mean_i A[i, j] over the
                          example's n word pieces)
 
-`classify_heads` is the patterns_apply stage's entry point.
+`classify_heads` is the patterns_apply stage's entry point; `classify_map_set` classifies the
+maps of any `.npz` map set (python -m stages.patterns_classify).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,13 +30,21 @@ import torch
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
+from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import PatternCNN, network_inputs, predict
+from pipeline.kovaleva.patterns.cnn import (
+    PatternCNN,
+    inputs_of,
+    load_classifier,
+    network_inputs,
+    pairs_of,
+    predict,
+)
 from pipeline.kovaleva.patterns.features import special_mask
-from pipeline.kovaleva.patterns.heuristic import Thresholds, rule_by_head
+from pipeline.kovaleva.patterns.heuristic import rule_by_head
+from pipeline.kovaleva.patterns.mapsets import read_map_set
 from pipeline.kovaleva.patterns.roles import is_pair
-from pipeline.kovaleva.patterns.settings import PatternSettings
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,7 @@ def classify(
     variant: str,
     task: str,
     examples: Sequence[int],
-    thresholds: Thresholds,
+    thresholds: PatternRule,
 ) -> pd.DataFrame:
     """One row per (example, layer, head): the classifier's class and probability, the
     seed-stability ensemble's class (`label_seed2`), the rule's, and whether the map's
@@ -216,22 +226,35 @@ def classify_heads(
     ensembles: Sequence[Sequence[PatternCNN]],
     input_size: int,
     stores: Mapping[str, AttentionStore],
-    settings: PatternSettings,
+    settings: PatternsConfig,
+    seed: int,
 ) -> ClassifiedMaps:
     """Every head's map on the first `settings.num_examples` dumped dev examples of each task
     and variant (the dump's own seeded sample), classified by both networks and the rule;
-    the class shares with their intervals."""
+    the class shares with their intervals (bootstrap seeded by `seed`)."""
     parts = []
     for task, store in stores.items():
         for variant in store.variants:
             examples = store.example_ids(variant, task)[: settings.num_examples]
             parts.append(
-                classify(ensembles, input_size, store, variant, task, examples, settings.thresholds)
+                classify(ensembles, input_size, store, variant, task, examples, settings.heuristic)
             )
     predictions = pd.concat(parts, ignore_index=True)
     resamples = settings.classifier.bootstrap_resamples
-    shares = class_shares(predictions, resamples, settings.seed)
-    vertical = vertical_statistics(predictions, resamples, settings.seed)
+    shares = class_shares(predictions, resamples, seed)
+    vertical = vertical_statistics(predictions, resamples, seed)
     return ClassifiedMaps(
         predictions, shares, vertical, share_metrics(predictions, shares, vertical)
     )
+
+
+def classify_map_set(maps_path: Path, classifier_path: Path) -> pd.DataFrame:
+    """id, label of every map of an `.npz` map set, by the classifier saved at
+    `classifier_path` (its first ensemble)."""
+    maps = read_map_set(maps_path)
+    classifier = load_classifier(classifier_path)
+    entries = list(maps.values())
+    inputs = inputs_of(entries, classifier.input_size)  # [N, 5, S, S]
+    probs = predict(classifier.ensembles[0], inputs, pairs_of(entries))  # [N, C]
+    labels = [CLASSES[i] for i in probs.argmax(-1).tolist()]
+    return pd.DataFrame({"id": list(maps), "label": labels})

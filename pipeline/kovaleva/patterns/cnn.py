@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
+from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 from pipeline.kovaleva.patterns.roles import ROLE_CHANNELS, is_pair, role_channels
@@ -96,24 +97,19 @@ class PatternCNN(nn.Module):
         return self.classify(self.drop(self.features(x)))
 
 
-@dataclass(frozen=True)
-class CNNTrainingSettings:
-    """How the pattern CNN is optimised (Adam on class-weighted cross-entropy, cosine decay)."""
-
-    epochs: int = 30
-    batch_size: int = 32
-    learning_rate: float = 1e-3  # at the start; decays to 0 along a cosine
-    average_last: int = 10  # epochs whose final weights are averaged (0: keep the last)
-    seed: int = 42
-
-
 def train(
-    model: PatternCNN, inputs: torch.Tensor, targets: torch.Tensor, settings: CNNTrainingSettings
+    model: PatternCNN,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    settings: PatternClassifier,
+    seed: int,
 ) -> list[float]:
-    """Fit `model` on inputs [N, 5, S, S] and class indices [N]; returns the loss per epoch.
-    With `average_last` > 0 the model ends with the mean of its weights after each of the
-    last `average_last` epochs, its batch-norm statistics recomputed on `inputs`."""
-    generator = torch.Generator().manual_seed(settings.seed)
+    """Fit `model` on inputs [N, 5, S, S] and class indices [N] (Adam on class-weighted
+    cross-entropy, its learning rate decaying to 0 along a cosine; batches drawn with `seed`);
+    returns the loss per epoch. With `settings.average_last` > 0 the model ends with the mean
+    of its weights after each of the last `average_last` epochs, its batch-norm statistics
+    recomputed on `inputs`."""
+    generator = torch.Generator().manual_seed(seed)
     counts = torch.bincount(targets, minlength=len(CLASSES)).float()
     weights = counts.sum() / (len(CLASSES) * counts.clamp(min=1))  # inverse class frequency
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from pipeline.core.io import Captioned
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 
@@ -33,9 +34,10 @@ EXAMPLES_CAPTION = (
 )
 
 
-def pattern_shares_figure(shares: pd.DataFrame) -> plt.Figure:
-    """Fig. 2: per task, one bar per type with its interval, one panel per model variant.
-    `shares`: columns task, variant, class, share, ci_low, ci_high (see apply.class_shares)."""
+def pattern_shares_figure(shares: pd.DataFrame) -> Captioned:
+    """Fig. 2 with its caption: per task, one bar per type with its interval, one panel per
+    model variant. `shares`: columns task, variant, class, share, ci_low, ci_high (see
+    apply.class_shares)."""
     present = set(shares["variant"])
     variants = [v for v in VARIANT_ORDER if v in present] + sorted(present - set(VARIANT_ORDER))
     tasks = list(dict.fromkeys(shares["task"]))
@@ -66,12 +68,12 @@ def pattern_shares_figure(shares: pd.DataFrame) -> plt.Figure:
     axes[0].set_ylabel("share of maps")
     axes[-1].legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     fig.tight_layout()
-    return fig
+    return Captioned(fig, SHARES_CAPTION, {})
 
 
-def pattern_examples_figure(picks: pd.DataFrame, maps: Mapping[str, LabelledMap]) -> plt.Figure:
-    """Fig. 1: one map per type with its word pieces. `picks`: map_id, visual, task,
-    variant (see examples.pick_examples); `maps`: the label folder's map set."""
+def pattern_examples_figure(picks: pd.DataFrame, maps: Mapping[str, LabelledMap]) -> Captioned:
+    """Fig. 1 with its caption: one map per type with its word pieces. `picks`: map_id,
+    visual, task, variant (see examples.pick_examples); `maps`: the label folder's map set."""
     fig, axes = plt.subplots(1, max(len(picks), 1), figsize=(4.2 * max(len(picks), 1), 4.6))
     axes = np.atleast_1d(axes)
     for ax, pick in zip(axes, picks.itertuples(index=False), strict=False):
@@ -84,4 +86,4 @@ def pattern_examples_figure(picks: pd.DataFrame, maps: Mapping[str, LabelledMap]
         ax.tick_params(length=0)
         ax.set_title(f"{pick.visual}\n{pick.task}, {pick.variant} ({pick.map_id})", fontsize=9)
     fig.tight_layout()
-    return fig
+    return Captioned(fig, EXAMPLES_CAPTION, {})

@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +31,13 @@ from sklearn.model_selection import StratifiedGroupKFold
 from tqdm import tqdm
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict, train
 from pipeline.kovaleva.patterns.features import map_features, special_mask
-from pipeline.kovaleva.patterns.heuristic import Thresholds, heuristic_labels
+from pipeline.kovaleva.patterns.heuristic import heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
     MAPS_FILE,
     SAMPLE_FILE,
@@ -46,7 +47,6 @@ from pipeline.kovaleva.patterns.labels import (
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
 from pipeline.kovaleva.patterns.roles import sentence_ids
-from pipeline.kovaleva.patterns.settings import ClassifierSettings
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,17 @@ class TrainedClassifier:
     agreement: pd.DataFrame  # annotator pairs: primary, other, pairs, agreement, kappa
     metrics: dict[str, float]
 
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem; `confusion` is map_id, actual (visual), predicted (cnn)."""
+        confusion = self.out_of_fold.rename(columns={"visual": "actual", "cnn": "predicted"})
+        return {
+            "scores": self.scores,
+            "agreement": self.agreement,
+            "cross_validation": self.out_of_fold,
+            "confusion": confusion[["map_id", "actual", "predicted"]],
+        }
+
 
 def load_labelled_set(folder: Path) -> LabelledSet:
     """The label folder's maps with one resolved label each (see `labels`)."""
@@ -96,7 +107,7 @@ def load_labelled_set(folder: Path) -> LabelledSet:
     return LabelledSet(origin, [maps[m] for m in origin["map_id"]], all_labels, folder.name)
 
 
-def rule_labels(maps: Sequence[LabelledMap], thresholds: Thresholds) -> np.ndarray:
+def rule_labels(maps: Sequence[LabelledMap], thresholds: PatternRule) -> np.ndarray:
     """The threshold rule's class of each map, from its weights and word pieces only."""
     rows = []
     for entry in maps:
@@ -106,13 +117,13 @@ def rule_labels(maps: Sequence[LabelledMap], thresholds: Thresholds) -> np.ndarr
 
 
 def fit(
-    inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings, seed: int
+    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, seed: int
 ) -> PatternCNN:
     """A network trained on inputs [N, 5, S, S] with class names [N]."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
     torch.manual_seed(seed)
     model = PatternCNN(settings.channels, settings.dropout)
-    train(model, inputs, targets, replace(settings.training, seed=seed))
+    train(model, inputs, targets, settings, seed)
     return model
 
 
@@ -125,17 +136,17 @@ class Job:
 
 
 def _fit_weights(
-    inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings, job: Job
+    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, job: Job
 ) -> dict[str, torch.Tensor]:
     """One job's network, trained, as its weights."""
     return fit(inputs[job.rows], labels[job.rows], settings, job.seed).state_dict()
 
 
 # What every job of a worker process trains on, sent once per worker (not once per job).
-_shared: tuple[torch.Tensor, np.ndarray, ClassifierSettings] | None = None
+_shared: tuple[torch.Tensor, np.ndarray, PatternClassifier] | None = None
 
 
-def _start_worker(inputs: torch.Tensor, labels: np.ndarray, settings: ClassifierSettings) -> None:
+def _start_worker(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> None:
     """Pool initializer: one torch thread, and the training data of every job."""
     global _shared
     torch.set_num_threads(1)
@@ -151,7 +162,7 @@ def _fit_shared(job: Job) -> dict[str, torch.Tensor]:
 def fit_all(
     inputs: torch.Tensor,
     labels: np.ndarray,
-    settings: ClassifierSettings,
+    settings: PatternClassifier,
     jobs: Sequence[Job],
     workers: int,
 ) -> list[PatternCNN]:
@@ -245,7 +256,7 @@ def score_table(
 
 
 def train_classifier(
-    folder: Path, settings: ClassifierSettings, thresholds: Thresholds, seed: int
+    folder: Path, settings: PatternClassifier, thresholds: PatternRule, seed: int
 ) -> TrainedClassifier:
     """Cross-validate, score against the rule, and train the final networks (see module)."""
     labelled = load_labelled_set(folder)

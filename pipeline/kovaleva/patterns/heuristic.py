@@ -19,22 +19,15 @@ scored as a baseline (`fit`), but never enter a label file or train the classifi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from pipeline.core.schema import PatternRule
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    mixed: float = 0.25
-    dominant: float = 0.5
-    block: float = 0.8
-
-
-def heuristic_labels(features: pd.DataFrame, thresholds: Thresholds) -> np.ndarray:
+def heuristic_labels(features: pd.DataFrame, thresholds: PatternRule) -> np.ndarray:
     """The class name of each row of `features` (columns special, diagonal, block)."""
     special = features["special"].to_numpy()
     diagonal = features["diagonal"].to_numpy()
@@ -53,7 +46,7 @@ def heuristic_labels(features: pd.DataFrame, thresholds: Thresholds) -> np.ndarr
 
 
 def rule_by_head(
-    maps: np.ndarray, tokens: Sequence[str], segment_ids: np.ndarray, thresholds: Thresholds
+    maps: np.ndarray, tokens: Sequence[str], segment_ids: np.ndarray, thresholds: PatternRule
 ) -> pd.DataFrame:
     """The rule's class of every head's map of one example: maps float [L, H, n, n] ->
     one row per (layer, head), layer-major, with columns layer, head (from 0), length, rule."""

@@ -23,7 +23,8 @@ import pandas as pd
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
-from pipeline.kovaleva.patterns.heuristic import Thresholds, rule_by_head
+from pipeline.core.schema import PatternRule
+from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.labels import SAMPLE_COLUMNS
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 
@@ -31,7 +32,7 @@ ORIGIN = ["variant", "task", "example_id", "layer", "head"]  # layers and heads 
 
 
 def rule_catalogue(
-    stores: Mapping[str, AttentionStore], variants: Sequence[str], thresholds: Thresholds
+    stores: Mapping[str, AttentionStore], variants: Sequence[str], thresholds: PatternRule
 ) -> pd.DataFrame:
     """Every map of the dumps: variant, task, example_id, layer, head (from 0), length, rule."""
     frames = []
@@ -92,7 +93,7 @@ def sample_round(
     variants: Sequence[str],
     classes: Sequence[str],
     per_class: int,
-    thresholds: Thresholds,
+    thresholds: PatternRule,
     seed: int,
     sampled: pd.DataFrame,
 ) -> tuple[pd.DataFrame, dict[str, LabelledMap]]:
