@@ -27,14 +27,7 @@ def run(stage: StageRun) -> None:
     sentences = load_sentences(path, settings.num_sentences, cfg.seed)
     model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
     result = score_heads(
-        model,
-        tokenizer,
-        sentences,
-        batch_size=settings.batch_size,
-        top_heads=settings.top_heads,
-        max_length=cfg.shared.max_length,
-        n_resamples=settings.bootstrap_resamples,
-        seed=cfg.seed,
+        model, tokenizer, sentences, settings, max_length=cfg.shared.max_length, seed=cfg.seed
     )
     stage.write_outputs(
         "framenet",

@@ -46,8 +46,8 @@ def run(stage: StageRun) -> None:
     )
     if rows.empty:
         raise PipelineError(
-            f"no unsampled maps of the rule classes {list(s.classes)} in the dumps of {tasks}; "
-            "choose other classes or thresholds (patterns.sample, patterns.heuristic)"
+            f"no unsampled maps of the rule classes {', '.join(s.classes)} in the dumps of "
+            f"{tasks}; choose other classes or thresholds (patterns.sample, patterns.heuristic)"
         )
     write_map_set(folder / MAPS_FILE, {**maps, **new_maps})
     write_table(folder / SAMPLE_FILE, pd.concat([before, rows], ignore_index=True))

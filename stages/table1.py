@@ -35,15 +35,19 @@ def run(stage: StageRun) -> None:
         )
         for task in tasks
     }
-    resamples = cfg.table1.bootstrap_resamples
-    table = table1(tasks, predictions, n_resamples=resamples, seed=cfg.seed)
+    settings = stage.settings("table1")
+    table = table1(tasks, predictions, settings, cfg.seed)
     stage.write_outputs(
         "table1",
         seed,
         tables={"table1": main_rows(table), "table1_all_metrics": table},
         figures=table1_figures(main_rows(table), SCORED, list(DIFFERENCES)),
         metrics=table1_metrics(table),
-        config={"model": cfg.model.name, "seed": stage.seed, "bootstrap_resamples": resamples},
+        config={
+            "model": cfg.model.name,
+            "seed": stage.seed,
+            "bootstrap_resamples": settings.bootstrap_resamples,
+        },
     )
 
 

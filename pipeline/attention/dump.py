@@ -161,9 +161,10 @@ def dump_task(
     examples, mean_tokens, file_mib and bytes_vs_raw_float16 (the store's size over the
     raw float16 maps')."""
     if "weights" not in settings.measures:
+        measures = ", ".join(settings.measures)
         raise PipelineError(
-            f"dump_attention.measures {settings.measures} lacks weights; every analysis "
-            "reads them: add weights"
+            f"dump_attention.measures [{measures}] lacks weights; every analysis reads them: "
+            "add weights"
         )
     attached = {variant: attach(models[variant].eval()) for variant in sorted(models)}
     shapes = {variant: model_shape(model) for variant, model in attached.items()}

@@ -23,7 +23,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from pipeline.attention.capture import stream_maps
 from pipeline.attention.dump import Example, tokenize_examples
 from pipeline.core.heads import head_name, numbered_from_one
-from pipeline.core.schema import TaskConfig
+from pipeline.core.schema import FramenetConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.framenet import FrameSentence, piece_indices
 from pipeline.kovaleva.measures import frame_score
@@ -149,16 +149,17 @@ def score_heads(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[FrameSentence],
+    settings: FramenetConfig,
     *,
-    batch_size: int,
-    top_heads: int,
     max_length: int,
-    n_resamples: int,
     seed: int,
 ) -> FrameNetHeads:
     """Figs. 3-4: every head's mean FrameNet score over `sentences` with its 95% interval
-    (`n_resamples` seeded resamples of sentences), and the `top_heads` best heads with their
-    best sentence. `model`: the pre-trained encoder, engine-attached."""
+    (`settings.bootstrap_resamples` resamples of sentences, seeded by `seed`), and the
+    `settings.top_heads` best heads with their best sentence. `model`: the pre-trained
+    encoder, engine-attached; `max_length`: word pieces per sentence."""
+    batch_size, top_heads = settings.batch_size, settings.top_heads
+    n_resamples = settings.bootstrap_resamples
     examples = encode_sentences(tokenizer, sentences, max_length)
     maps = capture_sentence_maps(model, examples, batch_size, tokenizer.pad_token_id)
     scores = np.stack(

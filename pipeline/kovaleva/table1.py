@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import TaskConfig
+from pipeline.core.schema import Table1Config, TaskConfig
 from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.models.batched_metrics import batched_metric
 
@@ -97,14 +97,15 @@ def constant_prediction(task: TaskConfig, labels: np.ndarray) -> float | int:
 def table1(
     tasks: Sequence[TaskConfig],
     predictions: Mapping[str, pd.DataFrame],
-    *,
-    n_resamples: int,
+    settings: Table1Config,
     seed: int,
 ) -> pd.DataFrame:
     """Every metric of every task (rows: task, metric): the regimes' dev scores and their
-    paired differences, each with its 95% interval. `predictions`: {task: predictions}."""
+    paired differences, each with its 95% interval (`settings.bootstrap_resamples` resamples
+    seeded by `seed`). `predictions`: {task: predictions}."""
+    resamples = settings.bootstrap_resamples
     rows = [
-        row for task in tasks for row in task_rows(task, predictions[task.name], n_resamples, seed)
+        row for task in tasks for row in task_rows(task, predictions[task.name], resamples, seed)
     ]
     return pd.DataFrame(rows)
 
