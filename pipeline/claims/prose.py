@@ -32,9 +32,9 @@ class Block:
     render: Callable[[Path], str] | None = None
 
     def text(self, root: Path) -> str:
-        if self.render is not None:
-            return self.render(root)
-        return (root / self.sources[0]).read_text()
+        """The block's text, ending in a newline so that the closing marker keeps its line."""
+        text = self.render(root) if self.render else (root / self.sources[0]).read_text()
+        return text if text.endswith("\n") else text + "\n"
 
 
 def _quick_run(root: Path) -> tuple[list[str], int]:
@@ -86,6 +86,9 @@ RESULTS = {
         Path("docs/stages/norms-rollout-gates.md"),
         (Path("params.yaml"), Path("outputs/metrics/measures")),
         measures_markdown,
+    ),
+    "quick-patterns": Block(
+        Path("docs/stages/patterns.md"), (Path("outputs/plots/patterns_train/summary.txt"),)
     ),
     "standard-cross-seed": Block(
         Path("docs/stages/seeds.md"), (_CROSS_SEED,), bullet_lines(_CROSS_SEED)
