@@ -8,7 +8,7 @@ and not preceded by another path segment (so `../shared/data/...` and `<job fold
 are not), and dotted names `pipeline.<package>.<module>.<name>`, `stages.<name>`,
 `benchmarks.<name>`. Placeholders are wildcards: `<task>`, `*` and an upper-case word such as
 `TASK` match any name, `{a,b}` expands to each alternative. A Markdown link's target is
-resolved from the folder of the file that holds it.
+resolved from the folder of the file that holds it (and its text is not scanned).
 
 Paths under outputs/ and data/ are made at run time, so they pass when they exist in the
 checkout, or when they fall inside (or lead to) an output that dvc.yaml declares, its `${...}`
@@ -41,7 +41,7 @@ RUNTIME = re.compile(
     r"outputs/(timings|checkpoints|labelling)(/.*)?|data/annotations/[\w.-]+/human\.csv"
 )
 PLACEHOLDER = re.compile(r"<[^>]*>|\*+|\b(?!README\b)[A-Z][A-Z_]+\b")
-LINK = re.compile(r"\]\(([^)\s#]*)(#[^)\s]*)?\)")
+LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s#]*)(#[^)\s]*)?\)")
 
 TOP = r"(?:pipeline|stages|benchmarks|tests|conf|docs|data|outputs|\.ci|\.dvc)"
 PATH = re.compile(rf"(?<![\w./<>-]){TOP}/[\w./<>{{}},*-]*")
@@ -209,8 +209,9 @@ def missing_names() -> list[str]:
             if not resolved.exists() and relative not in PENDING:
                 line = 1 + text.count("\n", 0, link.start())
                 missing.append(f"{doc.relative_to(REPO)}:{line}: {target}")
-        # link targets are checked above, relative to the file; blank them for the path scan
-        text = LINK.sub(lambda m: "]" + " " * (len(m.group(0)) - 1), text)
+        # a link's target is checked above, relative to the file; its text may name the target
+        # the same way, so links are left out of the path scan
+        text = LINK.sub(lambda m: " " * len(m.group(0)), text)
         for line, name in mentions(text):
             if not exists(name):
                 missing.append(f"{doc.relative_to(REPO)}:{line}: {name}")

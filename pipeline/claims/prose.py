@@ -76,6 +76,7 @@ _CROSS_SEED = Path("outputs/reference/standard/cross_seed_summary.txt")
 
 # marker name -> the block: which Markdown file holds it, and what it is made from
 RESULTS = {
+    "quick-claims-summary": Block(Path("README.md"), (Path("outputs/plots/claims/summary.txt"),)),
     "quick-claims": Block(
         Path("docs/stages/claims.md"), (Path("outputs/plots/claims/results.md"),)
     ),
