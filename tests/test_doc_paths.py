@@ -8,7 +8,8 @@ and not preceded by another path segment (so `../shared/data/...` and `<job fold
 are not), and dotted names `pipeline.<package>.<module>.<name>`, `stages.<name>`,
 `benchmarks.<name>`. Placeholders are wildcards: `<task>`, `*` and an upper-case word such as
 `TASK` match any name, `{a,b}` expands to each alternative. A Markdown link's target is
-resolved from the folder of the file that holds it (and its text is not scanned).
+resolved from the folder of the file that holds it (and its text is not scanned); an anchor
+`#heading` must be a heading of the file it points to.
 
 Paths under outputs/ and data/ are made at run time, so they pass when they exist in the
 checkout, or when they fall inside (or lead to) an output that dvc.yaml declares, its `${...}`
@@ -160,6 +161,12 @@ def path_exists(path: str) -> bool:
     return True
 
 
+def anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings."""
+    headings = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", doc.read_text(), flags=re.S), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
 def top_level_names(module: Path) -> set[str]:
     tree = ast.parse(module.read_text())
     names = set()
@@ -199,16 +206,19 @@ def missing_names() -> list[str]:
     for doc in markdown_files():
         text = doc.read_text()
         for link in LINK.finditer(text):
-            target = link.group(1)
-            if not target or "://" in target or target.startswith("mailto:"):
+            target, anchor = link.group(1), link.group(2)
+            if "://" in target or target.startswith("mailto:"):
                 continue
-            resolved = (doc.parent / target).resolve()
+            resolved = (doc.parent / target).resolve() if target else doc
             relative = (
                 resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else None
             )
-            if not resolved.exists() and relative not in PENDING:
-                line = 1 + text.count("\n", 0, link.start())
-                missing.append(f"{doc.relative_to(REPO)}:{line}: {target}")
+            line = 1 + text.count("\n", 0, link.start())
+            if not resolved.exists():
+                if relative not in PENDING:
+                    missing.append(f"{doc.relative_to(REPO)}:{line}: {target}")
+            elif anchor and resolved.suffix == ".md" and anchor[1:] not in anchors(resolved):
+                missing.append(f"{doc.relative_to(REPO)}:{line}: {target}{anchor}")
         # a link's target is checked above, relative to the file; its text may name the target
         # the same way, so links are left out of the path scan
         text = LINK.sub(lambda m: " " * len(m.group(0)), text)
@@ -242,4 +252,5 @@ def test_the_checks_tell_present_from_absent():
     assert exists("conf/task/TASK.yaml")
     assert exists("outputs/plots/<parts>.csv")  # a placeholder spanning folders
     assert exists("outputs/timings/<stage>/<task>.json")  # RUNTIME
+    assert "the-claims-table" in anchors(REPO / "README.md")
     assert mentions("see ../shared/data/glue_data and <job folder>/models/x") == []
