@@ -3,7 +3,7 @@
     python -m benchmarks.bench_paths [--layers 4] [--batch 4] [--length 32] [--repeats 30]
                                      [--threads 1]
 
-The same weights run four ways per scenario: the plain model (SDPA, no engine; the baseline),
+The same weights run three ways per scenario: the plain model (SDPA, no engine; the baseline),
 attached through the AttentionInterface (`attach(model)`), and attached through forward hooks
 (`attach(model, route="hooks")`, the path DeBERTa-v2/v3 and MPNet take; it runs eager
 attention). Scenarios: an empty HeadControl, capture of every layer, half the heads
