@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import AlbertConfig, AutoModel, DebertaConfig
 
-from pipeline.attention.engine import HeadControl, attach, head_mask
+from pipeline.attention.engine import HeadControl, attach, head_mask, require_attached
 from pipeline.core.errors import PipelineError
 from tests.encoder_families import (
     COMMON,
@@ -76,6 +76,9 @@ def test_capture_equals_eager_output_attentions(setup):
 
 def test_nothing_disabled_equals_the_plain_model(setup):
     _, plain, engine, batch = setup
+    require_attached(engine)
+    with pytest.raises(PipelineError, match=r"call pipeline\.attention\.engine\.attach"):
+        require_attached(plain)
     want = hidden(plain, batch)
     assert_real_close(hidden(engine, batch), want)
     assert_real_close(hidden(engine, batch, HeadControl()), want)

@@ -58,8 +58,17 @@ from pipeline.core.errors import PipelineError
 IMPLEMENTATION = "dark_secrets_engine"
 PROBE = "dark_secrets_probe"  # records which module calls the interface, in order
 ROUTE = "attention_engine_route"  # attribute attach() sets on the model: its path
-Route = Literal["auto", "interface", "hooks"]
-__all__ = ["HeadControl", "Mode", "attach", "head_mask", "model_shape", "require_attached"]
+Route = Literal["auto", "hooks"]
+# The public API; HeadControl and Mode are defined in control.py and exported from here.
+__all__ = [
+    "HeadControl",
+    "Mode",
+    "attach",
+    "check_head",
+    "head_mask",
+    "model_shape",
+    "require_attached",
+]
 
 
 def _eager_probs(query, key, mask, scaling) -> torch.Tensor:
@@ -174,20 +183,19 @@ def model_shape(model: PreTrainedModel) -> tuple[int, int]:
 def attach(model: PreTrainedModel, route: Route = "auto") -> PreTrainedModel:
     """Route `model`'s attention through the engine; fail clearly where it cannot.
 
-    `route="auto"` takes the interface path where the model's family supports transformers'
-    attention functions and the hook path otherwise; `route="hooks"` forces the hook path
-    (to compare the two paths on one model, e.g. BERT)."""
+    By default the interface path where the model's family supports transformers' attention
+    functions and the hook path otherwise; `route="hooks"` forces the hook path (to compare
+    the two paths on one model, e.g. BERT)."""
     if getattr(model, ROUTE, None) is not None:
         return model  # attached already
-    if route == "auto":
-        route = "interface" if type(model)._supports_attention_backend else "hooks"
-    if route == "interface":
+    interface = route == "auto" and type(model)._supports_attention_backend
+    if interface:
         _map_layers(model, _probe(model))
         model.set_attn_implementation(IMPLEMENTATION)
         model.register_forward_pre_hook(_begin_pass, with_kwargs=True)
     else:
         install_hooks(model)
-    setattr(model, ROUTE, route)
+    setattr(model, ROUTE, "interface" if interface else "hooks")
     verify_reached(model)
     return model
 

@@ -182,11 +182,11 @@ def _rewrite_context(state: _Pass, layer: int) -> Callable:
         context = args[0]  # [B, T, H*D]
         batch, length, width = context.shape
         heads = disabled.shape[-1] if disabled is not None else gate.shape[-1]
-        context = context.view(batch, length, heads, width // heads)  # [B, T, H, D]
+        context = context.reshape(batch, length, heads, width // heads)  # [B, T, H, D]
         if disabled is not None:
             disabled = disabled.to(context.device)
             if control.mode == "uniform":
-                value = state.values.pop(layer).view(batch, length, heads, -1).transpose(1, 2)
+                value = state.values.pop(layer).reshape(batch, length, heads, -1).transpose(1, 2)
                 mean = uniform_output(state.masks[layer], value)  # [B, 1, H, D]
                 context = torch.where(disabled[:, None, :, None], mean, context)
         context = zero_and_gate(context, control, disabled, gate)
