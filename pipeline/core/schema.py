@@ -102,7 +102,7 @@ class ModelConfig:
     name: str = MISSING
     name_or_path: Optional[str] = None  # hub id, local folder or pkg://package/folder
     tokenizer: Optional[str] = None  # defaults to name_or_path
-    random_config: Optional[dict[str, Any]] = None  # a BertConfig built on the spot
+    random_config: Optional[dict[str, Any]] = None  # a config of model_type (bert) built here
 
 
 @dataclass
