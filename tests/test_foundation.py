@@ -271,6 +271,32 @@ def test_prepare_task_subsamples_each_split_and_counts_skipped_lines(tmp_path):
     }
 
 
+def test_a_task_floor_raises_its_row_limits_and_only_its_own(tmp_path):
+    from pipeline.data.glue import PrepareSettings, prepare_task
+
+    node = OmegaConf.create(
+        {"source": "local", "max_train_rows": 4, "max_eval_rows": 2,
+         "min_rows": {"qqp": {"train": 7, "eval": None}, "rte": {"train": 3, "eval": 9}}}
+    )  # fmt: skip
+    settings = PrepareSettings.from_config(node, seed=1)
+    assert settings.row_limit("qqp", "train") == 7  # raised to the floor
+    assert settings.row_limit("qqp", "validation") == 2  # no eval floor
+    assert settings.row_limit("rte", "train") == 4  # a floor below the limit changes nothing
+    assert settings.row_limit("rte", "validation") == 9
+    assert settings.row_limit("sst2", "train") == 4  # no floor
+    assert (
+        PrepareSettings("local", None, None, 1, {"qqp": {"train": 7}}).row_limit("qqp", "train")
+        is None
+    )  # no limit: every row
+
+    header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"
+    rows = [f"{i}\t{i}\t{i}\tQ{i}?\tP{i}?\t{i % 2}" for i in range(10)]
+    _write_tsv(tmp_path / "QQP" / "train.tsv", [header, *rows])
+    _write_tsv(tmp_path / "QQP" / "dev.tsv", [header, *rows])
+    prepared = prepare_task(load_task("qqp"), settings, tmp_path)
+    assert (len(prepared["train"].frame), len(prepared["validation"].frame)) == (7, 2)
+
+
 def test_prepare_rejects_an_unknown_source():
     from pipeline.data.glue import PrepareSettings
 

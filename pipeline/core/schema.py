@@ -132,10 +132,17 @@ class SharedConfig:
 
 
 @dataclass
+class RowFloor:
+    train: Optional[int] = None  # rows a task keeps at least of its train split (null: no floor)
+    eval: Optional[int] = None  # ... and of its eval split
+
+
+@dataclass
 class PrepareConfig:
     source: GlueSource = GlueSource.local
     max_train_rows: Optional[int] = None
     max_eval_rows: Optional[int] = None
+    min_rows: dict[Task, RowFloor] = field(default_factory=dict)  # per task, above the limits
 
 
 @dataclass

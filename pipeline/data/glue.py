@@ -12,12 +12,13 @@ MNLI's matched and mismatched dev files, QQP's malformed lines (skipped and coun
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pipeline.core.config import TaskSpec, settings_from
 from pipeline.core.errors import PipelineError
@@ -112,12 +113,23 @@ class PrepareSettings:
     max_train_rows: int | None  # None keeps every row
     max_eval_rows: int | None
     seed: int  # of the subsets
+    min_rows: Mapping[str, Mapping[str, int | None]] = field(default_factory=dict)
+    # task -> {"train": rows, "eval": rows} it keeps at least, whatever the limits above
 
     @classmethod
     def from_config(cls, node: DictConfig, seed: int) -> PrepareSettings:
         if node.source not in ("local", "hub"):
             raise PipelineError(f"unknown prepare.source '{node.source}'; use local or hub")
-        return settings_from(cls, node, seed=seed)
+        floors = OmegaConf.to_container(node.get("min_rows") or {})
+        return settings_from(cls, node, seed=seed, min_rows={str(k): v for k, v in floors.items()})
+
+    def row_limit(self, task: str, split: str) -> int | None:
+        """The most rows `task` keeps of `split`: the common limit, raised to the task's
+        floor (None: every row)."""
+        kind = "train" if split == "train" else "eval"
+        limit = self.max_train_rows if kind == "train" else self.max_eval_rows
+        floor = self.min_rows.get(task, {}).get(kind)
+        return limit if limit is None or floor is None else max(limit, floor)
 
 
 @dataclass(frozen=True)
@@ -147,8 +159,7 @@ def prepare_task(
             frame, skipped = read_local_split(glue_folder, task, split)
         else:
             frame, skipped = read_hub_split(task, split), 0
-        limit = settings.max_train_rows if split == "train" else settings.max_eval_rows
-        kept = subsample(frame, limit, settings.seed)
+        kept = subsample(frame, settings.row_limit(task.name, split), settings.seed)
         log.info("%s/%s: %d of %d rows", task.name, split, len(kept), len(frame))
         prepared[split] = PreparedSplit(kept, len(frame), skipped)
     return prepared
