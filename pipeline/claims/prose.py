@@ -72,7 +72,8 @@ def bullet_lines(path: Path) -> Callable[[Path], str]:
     return lambda root: "".join(f"- {line}\n" for line in (root / path).read_text().splitlines())
 
 
-_CROSS_SEED = Path("outputs/reference/standard/cross_seed_summary.txt")
+_STANDARD = Path("outputs/reference/standard")
+_CROSS_SEED = _STANDARD / "cross_seed_summary.txt"
 
 # marker name -> the block: which Markdown file holds it, and what it is made from
 RESULTS = {
@@ -91,6 +92,8 @@ RESULTS = {
     "quick-patterns": Block(
         Path("docs/stages/patterns.md"), (Path("outputs/plots/patterns_train/summary.txt"),)
     ),
+    "standard-claims-summary": Block(Path("docs/stages/claims.md"), (_STANDARD / "summary.txt",)),
+    "standard-claims": Block(Path("docs/stages/claims.md"), (_STANDARD / "results.md",)),
     "standard-cross-seed": Block(
         Path("docs/stages/seeds.md"), (_CROSS_SEED,), bullet_lines(_CROSS_SEED)
     ),
