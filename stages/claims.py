@@ -9,7 +9,7 @@ outputs/plots/claims/claims.csv (one row per claim: the verdict over all seeds w
 learned their task, its interval over seeds and examples, the per-seed agreement, the
 threshold's sensitivity and the detectable effect), claims_by_seed.csv (seed, claim,
 estimate, interval, verdict, reason), summary.txt and results.md (the Markdown table the
-README quotes), and outputs/metrics/claims.json with flat keys `<claim>.statistic`,
+docs quote), and outputs/metrics/claims.json with flat keys `<claim>.statistic`,
 `.ci_low`, `.ci_high`, `.verdict`, so `dvc metrics diff` shows a verdict that changes
 between commits.
 """

@@ -143,7 +143,7 @@ def test_the_standard_profile_has_three_seeds_and_larger_samples_than_quick() ->
         ("ablate", "importance_examples"),
     ]:
         assert standard[group][key] > quick[group][key], f"{group}.{key}"
-    # quick spends its spare minutes on ablation rows (README, Profiles); standard never fewer
+    # quick spends its spare minutes on ablation rows (docs/configs.md); standard never fewer
     assert standard.ablate.num_examples >= quick.ablate.num_examples
     assert standard.gates.num_examples == standard.ablate.num_examples  # the same dev rows
 

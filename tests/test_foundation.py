@@ -31,16 +31,18 @@ def test_params_yaml_equals_default_composition():
 
 
 def test_configs_compose_for_every_model_task_experiment():
+    """Every profile with every task, and every profile with every model (model files do not
+    depend on the task, so the full product would only repeat compositions)."""
     with initialize_config_dir(str(CONF_DIR), version_base=None):
         for experiment in group_options("experiment"):
-            for model in group_options("model"):
-                for task in group_options("task"):
-                    overrides = [f"experiment={experiment}", f"model={model}", f"task={task}"]
-                    cfg = compose(config_name="config", overrides=overrides)
-                    OmegaConf.resolve(cfg)
-                    assert cfg.model.name == model  # the command line wins over the profile
-                    assert cfg.task.name == task
-                    assert set(cfg.tasks) <= set(group_options("task"))
+            pairs = [("model", m) for m in group_options("model")]
+            pairs += [("task", t) for t in group_options("task")]
+            for group, option in pairs:
+                overrides = [f"experiment={experiment}", f"{group}={option}"]
+                cfg = compose(config_name="config", overrides=overrides)
+                OmegaConf.resolve(cfg)
+                assert cfg[group].name == option  # the command line wins over the profile
+                assert set(cfg.tasks) <= set(group_options("task"))
 
 
 def test_paper_profile_has_the_papers_settings():
@@ -261,6 +263,30 @@ def test_prepare_task_subsamples_each_split_and_counts_skipped_lines(tmp_path):
         "qqp.validation.source_rows": 4,
         "qqp.validation.malformed_skipped": 1,
     }
+
+
+def test_a_task_floor_raises_its_row_limits_and_only_its_own(tmp_path):
+    from pipeline.data.glue import prepare_task
+
+    node = OmegaConf.create(
+        {"source": "local", "max_train_rows": 4, "max_eval_rows": 2,
+         "min_rows": {"qqp": {"train": 7, "eval": None}, "rte": {"train": 3, "eval": 9}}}
+    )  # fmt: skip
+    settings = typed(PrepareConfig, node)
+    assert settings.row_limit("qqp", "train") == 7  # raised to the floor
+    assert settings.row_limit("qqp", "validation") == 2  # no eval floor
+    assert settings.row_limit("rte", "train") == 4  # a floor below the limit changes nothing
+    assert settings.row_limit("rte", "validation") == 9
+    assert settings.row_limit("sst2", "train") == 4  # no floor
+    node.max_train_rows = None
+    assert typed(PrepareConfig, node).row_limit("qqp", "train") is None  # no limit: every row
+
+    header = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate"
+    rows = [f"{i}\t{i}\t{i}\tQ{i}?\tP{i}?\t{i % 2}" for i in range(10)]
+    _write_tsv(tmp_path / "QQP" / "train.tsv", [header, *rows])
+    _write_tsv(tmp_path / "QQP" / "dev.tsv", [header, *rows])
+    prepared = prepare_task(load_task("qqp"), settings, tmp_path, seed=1)
+    assert (len(prepared["train"].frame), len(prepared["validation"].frame)) == (7, 2)
 
 
 def test_the_schema_rejects_an_unknown_prepare_source():

@@ -1,7 +1,8 @@
-"""Every Python command the README shows runs: each entry point of its ```bash blocks and of its
-inline `python ...` spans (`python -m stages.<name>`, `python -m benchmarks.<name>`,
-`python -m pipeline.core.params`) is started with `--help`, after the flags that choose its
-mode (`--dvc`), from the repo root (`pytest -m slow`: a fresh interpreter each).
+"""Every Python command the README and docs/**/*.md show runs: each entry point of their
+```bash blocks and of their inline `python ...` spans (`python -m stages.<name>`,
+`python -m benchmarks.<name>`, `python -m pipeline.core.params`) is started with `--help`,
+after the flags that choose its mode (`--dvc`), from the repo root (`pytest -m slow`: a fresh
+interpreter each).
 
 Not run: `dvc ...` commands (they need a whole pipeline run, which `pytest -m slow` covers in
 tests/test_end_to_end.py), `pip install` lines (they need the package index), `pytest` (this
@@ -25,8 +26,11 @@ NOT_RUN = ("venv",)  # python -m venv: makes a virtual environment
 NO_HELP = ("pipeline.core.params",)  # arguments are Hydra overrides
 
 
+DOCS = [REPO / "README.md", *sorted(REPO.glob("docs/**/*.md"))]
+
+
 def readme_commands(text: str) -> list[str]:
-    """The `python ...` commands of the README's ```bash blocks and inline code spans."""
+    """The `python ...` commands of a Markdown file's ```bash blocks and inline code spans."""
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL)
     lines = [line for block in blocks for line in block.splitlines()]
     spans = re.findall(r"`(python [^`]+)`", re.sub(r"```.*?```", "", text, flags=re.DOTALL))
@@ -44,12 +48,12 @@ def entry_point(command: str) -> tuple[str, ...]:
 
 ENTRY_POINTS = sorted(
     entry
-    for entry in {entry_point(c) for c in readme_commands((REPO / "README.md").read_text())}
+    for entry in {entry_point(c) for doc in DOCS for c in readme_commands(doc.read_text())}
     if entry[-1] not in NOT_RUN and "<" not in " ".join(entry)  # stages.<name>: a placeholder
 )
 
 
-def test_the_readme_shows_stages_benchmarks_and_params() -> None:
+def test_the_docs_show_stages_benchmarks_and_params() -> None:
     modules = {entry[1].split(".")[0] for entry in ENTRY_POINTS if entry[0] == "-m"}
     assert {"stages", "benchmarks", "pipeline"} <= modules
     assert ("-m", "stages.analyze", "--dvc") in ENTRY_POINTS

@@ -1,6 +1,6 @@
-"""Numbers in the README come from the outputs: every `<!-- results:NAME -->` block holds
-exactly its results file (pipeline/claims/prose.py), and the seed-interval coverage file is
-what the simulation gives."""
+"""Numbers in the README and docs/ come from the outputs: every `<!-- results:NAME -->` block
+holds exactly what its generator makes from the output files (pipeline/claims/prose.py),
+wherever the block lives, and the seed-interval coverage file is what the simulation gives."""
 
 from __future__ import annotations
 
@@ -8,28 +8,44 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.claims.prose import RESULTS, marked, readme_with_results
+from pipeline.claims.prose import MARKER, RESULTS, marked, with_results
 from pipeline.claims.seeds import coverage_table
+from pipeline.core.errors import PipelineError
 
 REPO = Path(__file__).resolve().parent.parent
+MARKDOWN = [Path("README.md"), *sorted(p.relative_to(REPO) for p in REPO.glob("docs/**/*.md"))]
 
 
 @pytest.mark.parametrize("name", sorted(RESULTS))
-def test_each_readme_block_holds_its_results_file(name):
-    readme = (REPO / "README.md").read_text()
-    block = marked(name).search(readme)
-    assert block, f"README.md lost its `<!-- results:{name} -->` block"
-    assert block.group(2) == (REPO / RESULTS[name]).read_text(), (
-        f"README.md's {name} block differs from {RESULTS[name]}: "
+def test_each_block_holds_what_its_outputs_give(name):
+    block = RESULTS[name]
+    text = (REPO / block.doc).read_text()
+    found = marked(name).search(text)
+    assert found, f"{block.doc} lost its `<!-- results:{name} -->` block"
+    assert found.group(2) == block.text(REPO), (
+        f"{block.doc}'s {name} block differs from {', '.join(map(str, block.sources))}: "
         "run `python -m pipeline.claims.prose`"
     )
 
 
-def test_rewriting_the_readme_changes_nothing():
-    readme = (REPO / "README.md").read_text()
-    assert readme_with_results(readme, REPO) == readme
+@pytest.mark.parametrize("doc", MARKDOWN, ids=str)
+def test_rewriting_a_doc_changes_nothing(doc):
+    """Also fails on a marker that no generator knows or that sits in the wrong file."""
+    text = (REPO / doc).read_text()
+    assert with_results(text, doc, REPO) == text
+
+
+def test_every_marker_is_a_known_block():
+    names = {name for doc in MARKDOWN for name in MARKER.findall((REPO / doc).read_text())}
+    assert names == set(RESULTS)
+
+
+def test_a_stray_marker_fails():
+    text = "<!-- results:no-such-block -->\n1\n<!-- /results:no-such-block -->\n"
+    with pytest.raises(PipelineError, match="no-such-block"):
+        with_results(text, Path("docs/x.md"), REPO)
 
 
 def test_the_coverage_file_is_the_simulation():
-    path = REPO / RESULTS["seed-coverage"]
+    path = REPO / RESULTS["seed-coverage"].sources[0]
     assert path.read_text() == coverage_table() + "\n"

@@ -1,93 +1,74 @@
-"""The attention engine: one attention function registered with transformers' AttentionInterface.
+"""The attention engine: one public API (`attach`, `HeadControl`) over two paths.
 
-Every self-attention module of a BERT-family model in transformers 5 calls
-`ALL_ATTENTION_FUNCTIONS[config._attn_implementation](module, query, key, value, mask, **kwargs)`,
-and keyword arguments given to the model's forward reach that call. After `attach(model)`, a
-`HeadControl` passed as `model(**batch, head_control=control)` lets one forward pass
+After `attach(model)`, a `HeadControl` passed as `model(**batch, head_control=control)` lets
+one forward pass
 
 - capture the attention probabilities of chosen layers and heads;
 - disable chosen heads, per batch ([L, H]) or per example ([B, L, H]), in two modes:
   `uniform` (Kovaleva et al.: every query gives 1/n to each of the n real tokens, [CLS]
-  and [SEP] included) or `zero` (Michel et al.: the head's output is multiplied by 0);
+  and [SEP] included; pipeline/attention/control.py says what a window changes) or `zero`
+  (Michel et al.: the head's output is multiplied by 0);
 - scale each head's output by a differentiable gate, [L, H] or per example [B, L, H]
   (Michel et al.'s xi_h; per-example gates give per-example gradients);
 - with `value_grams` (pipeline/attention/norms.py), capture beside the probabilities the
   value-weighted norms ||alpha_h[i, j] f_h(x_j)|| of Kobayashi et al. (2020), scaled like the
   head's output by its gate (0 for a zero-disabled head).
 
-Layers that are neither captured nor touched run transformers' SDPA path unchanged. A layer
-whose heads are all uniform-disabled skips the attention scores entirely: its output is the
-mean of the values over the real tokens.
+`attach` picks the path from the model's family:
+
+- **interface** (BERT, RoBERTa/XLM-R, ELECTRA, DistilBERT, ALBERT, ModernBERT): every
+  self-attention module calls `ALL_ATTENTION_FUNCTIONS[config._attn_implementation](module,
+  query, key, value, mask, **kwargs)` and keyword arguments given to the model's forward reach
+  that call, so `engine_attention` below is registered as an implementation. A probe pass at
+  attach time records the order in which the modules call it: the k-th call of a pass is
+  layer k, so modules without a `layer_idx` (DistilBERT) and one module shared by every layer
+  (ALBERT, which the pass calls once per layer) are mapped alike. Layers neither captured nor
+  touched run transformers' SDPA path unchanged; a layer whose heads are all uniform-disabled
+  skips the attention scores entirely.
+- **hooks** (DeBERTa-v2/v3, MPNet): their attention computes its own softmax, with relative
+  position terms, and never calls the interface; pipeline/attention/hooked.py reaches them
+  through forward hooks (its docstring gives the design and the cost).
+
+No model code is patched or copied.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Literal
 
 import torch
+from torch import nn
 from transformers import AttentionInterface, PreTrainedModel
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from pipeline.attention.control import (
+    ENGINE_LAYERS,
+    HeadControl,
+    Mode,
+    uniform_output,
+    uniform_probs,
+    zero_and_gate,
+)
+from pipeline.attention.hooked import install_hooks
 from pipeline.attention.norms import value_norms, weighted_norms
 from pipeline.core.errors import PipelineError
 
 IMPLEMENTATION = "dark_secrets_engine"
-Mode = Literal["uniform", "zero"]
-
-
-@dataclass
-class HeadControl:
-    """What the engine does during one forward pass (pass it as `head_control=`)."""
-
-    disabled: torch.Tensor | None = None  # bool [L, H] or [B, L, H]; True = head disabled
-    mode: Mode = "uniform"
-    gate: torch.Tensor | None = None  # float [L, H] or [B, L, H]; multiplies each head's output
-    capture: Iterable[int] | None = None  # layers whose probabilities are recorded
-    capture_heads: Sequence[int] | None = None  # heads kept in the record (None: all)
-    maps: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, h, T, T]
-    # layer -> G_h [H, D, D] (norms.value_grams); given, captured layers also record norms
-    value_grams: Mapping[int, torch.Tensor] | None = None
-    norms: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, h, T, T]
-    layers_seen: set[int] = field(default_factory=set)
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("uniform", "zero"):
-            raise PipelineError(f"unknown head-disabling mode '{self.mode}'; use uniform or zero")
-        self.capture = frozenset(self.capture or ())
-
-    def disabled_in(self, layer: int) -> torch.Tensor | None:
-        """Disabled heads of `layer` as bool [B or 1, H], or None when none is."""
-        if self.disabled is None:
-            return None
-        rows = self.disabled[layer] if self.disabled.dim() == 2 else self.disabled[:, layer]
-        rows = rows.reshape(-1, rows.shape[-1])  # [B or 1, H]
-        return rows if bool(rows.any()) else None
-
-    def gate_in(self, layer: int) -> torch.Tensor | None:
-        """Head gates of `layer` as float [B or 1, H], or None when there is no gate."""
-        if self.gate is None:
-            return None
-        rows = self.gate[layer] if self.gate.dim() == 2 else self.gate[:, layer]
-        return rows.reshape(-1, rows.shape[-1])  # [B or 1, H]
-
-
-def _key_is_real(mask: torch.Tensor | None, value: torch.Tensor) -> torch.Tensor:
-    """Which keys are real tokens, as float [B, 1, 1, T] (1 real, 0 padding)."""
-    batch, _, length, _ = value.shape
-    if mask is None:
-        return value.new_ones(batch, 1, 1, length)
-    row = mask[:, :, :1, :]  # the [CLS] query's row: [B, 1, 1, T]
-    real = row if row.dtype == torch.bool else row > torch.finfo(row.dtype).min / 2
-    return real.to(value.dtype).expand(batch, 1, 1, length)
-
-
-def uniform_probs(mask: torch.Tensor | None, value: torch.Tensor) -> torch.Tensor:
-    """The uniform map of a disabled head: [B, 1, T, T], 1/n on each of the n real keys."""
-    real = _key_is_real(mask, value)  # [B, 1, 1, T]
-    return (real / real.sum(-1, keepdim=True)).expand(-1, 1, value.shape[2], -1)
+PROBE = "dark_secrets_probe"  # records which module calls the interface, in order
+ROUTE = "attention_engine_route"  # attribute attach() sets on the model: its path
+Route = Literal["auto", "hooks"]
+# The public API; HeadControl and Mode are defined in control.py and exported from here.
+__all__ = [
+    "HeadControl",
+    "Mode",
+    "attach",
+    "check_head",
+    "head_mask",
+    "model_shape",
+    "require_attached",
+]
 
 
 def _eager_probs(query, key, mask, scaling) -> torch.Tensor:
@@ -101,7 +82,7 @@ def _eager_probs(query, key, mask, scaling) -> torch.Tensor:
 
 
 def engine_attention(
-    module: torch.nn.Module,
+    module: nn.Module,
     query: torch.Tensor,  # [B, H, T, D]
     key: torch.Tensor,  # [B, H, T, D]
     value: torch.Tensor,  # [B, H, T, D]
@@ -117,9 +98,10 @@ def engine_attention(
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
-    layer = module.layer_idx
+    layer = control.layer_of(module)
     control.layers_seen.add(layer)
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
+    windowed = kwargs.get("sliding_window") is not None  # ModernBERT's local layers
     disabled = control.disabled_in(layer)  # bool [B or 1, H] or None
     if disabled is not None:
         disabled = disabled.to(query.device)
@@ -129,23 +111,20 @@ def engine_attention(
     if layer in control.capture:
         probs = _eager_probs(query, key, attention_mask, scaling)  # [B, H, T, T]
         if uniform:
-            probs = torch.where(
-                disabled[:, :, None, None], uniform_probs(attention_mask, value), probs
-            )
-        heads = list(control.capture_heads) if control.capture_heads is not None else slice(None)
+            uniform_map = uniform_probs(attention_mask, value, windowed)  # [B, 1, T, T]
+            probs = torch.where(disabled[:, :, None, None], uniform_map, probs)
+        heads = control.kept_heads()
         control.maps[layer] = probs[:, heads].detach()
         if control.value_grams is not None:
             norms = value_norms(value[:, heads].detach(), control.value_grams[layer][heads])
             control.norms[layer] = weighted_norms(control.maps[layer], norms)  # [B, h, T, T]
-        weights = torch.nn.functional.dropout(probs, p=dropout, training=module.training)
+        weights = nn.functional.dropout(probs, p=dropout, training=module.training)
         output = torch.matmul(weights, value).transpose(1, 2)  # [B, T, H, D]
     else:
-        real = _key_is_real(attention_mask, value)  # [B, 1, 1, T]
         mean_value = None
         if uniform:
-            # A uniform head's output is the mean value over the real keys, for every query.
-            mean_value = torch.matmul(real / real.sum(-1, keepdim=True), value)  # [B, H, 1, D]
-            mean_value = mean_value.transpose(1, 2)  # [B, 1, H, D]
+            # A uniform head's output is the mean value over the allowed keys.
+            mean_value = uniform_output(attention_mask, value, windowed)  # [B, T or 1, H, D]
         if uniform and bool(disabled.all()):
             output = mean_value.expand(-1, query.shape[2], -1, -1)  # whole layer: no scores
         else:
@@ -155,11 +134,8 @@ def engine_attention(
             if uniform:
                 output = torch.where(disabled[:, None, :, None], mean_value, output)
 
-    if disabled is not None and control.mode == "zero":
-        output = output.masked_fill(disabled[:, None, :, None], 0.0)
     gate = control.gate_in(layer)  # [B or 1, H] or None
-    if gate is not None:
-        output = output * gate.to(output.device, output.dtype)[:, None, :, None]
+    output = zero_and_gate(output, control, disabled, gate)
     if layer in control.norms:
         _scale_norms(control, layer, disabled, gate)
     return output, probs
@@ -171,7 +147,7 @@ def _scale_norms(
     """Scale the recorded norms of `layer` as the heads' outputs were: by the gate [B or 1, H],
     and to 0 for heads zero-disabled (bool [B or 1, H])."""
     norms = control.norms[layer]  # [B, h, T, T]
-    heads = list(control.capture_heads) if control.capture_heads is not None else slice(None)
+    heads = control.kept_heads()
     scale = torch.ones(1, control.value_grams[layer].shape[0], device=norms.device)  # [1, H]
     if disabled is not None and control.mode == "zero":
         scale = scale * (~disabled).to(norms.device, norms.dtype)
@@ -180,8 +156,23 @@ def _scale_norms(
     control.norms[layer] = norms * scale[:, heads, None, None]
 
 
-AttentionInterface.register(IMPLEMENTATION, engine_attention)
-AttentionMaskInterface.register(IMPLEMENTATION, sdpa_mask)
+def _probe_attention(
+    module: nn.Module,
+    query: torch.Tensor,  # [B, H, T, D]
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    probe_calls: list[nn.Module] | None = None,
+    **kwargs,
+) -> tuple[torch.Tensor, None]:
+    """SDPA attention that appends the calling module to `probe_calls`."""
+    probe_calls.append(module)
+    return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+
+
+for _name, _function in ((IMPLEMENTATION, engine_attention), (PROBE, _probe_attention)):
+    AttentionInterface.register(_name, _function)
+    AttentionMaskInterface.register(_name, sdpa_mask)
 
 
 def model_shape(model: PreTrainedModel) -> tuple[int, int]:
@@ -189,42 +180,83 @@ def model_shape(model: PreTrainedModel) -> tuple[int, int]:
     return model.config.num_hidden_layers, model.config.num_attention_heads
 
 
-def attach(model: PreTrainedModel) -> PreTrainedModel:
-    """Route `model`'s attention through the engine; fail clearly where it cannot."""
-    attention_modules = [m for m in model.modules() if hasattr(m, "layer_idx")]
-    layers, _ = model_shape(model)
-    if len({m.layer_idx for m in attention_modules}) < layers:
-        raise PipelineError(
-            f"{type(model).__name__}'s attention modules carry no layer_idx; the engine needs "
-            "a transformers 5 encoder whose attention calls the AttentionInterface"
-        )
-    model.set_attn_implementation(IMPLEMENTATION)
+def attach(model: PreTrainedModel, route: Route = "auto") -> PreTrainedModel:
+    """Route `model`'s attention through the engine; fail clearly where it cannot.
+
+    By default the interface path where the model's family supports transformers' attention
+    functions and the hook path otherwise; `route="hooks"` forces the hook path (to compare
+    the two paths on one model, e.g. BERT)."""
+    if getattr(model, ROUTE, None) is not None:
+        return model  # attached already
+    interface = route == "auto" and type(model)._supports_attention_backend
+    if interface:
+        _map_layers(model, _probe(model))
+        model.set_attn_implementation(IMPLEMENTATION)
+        model.register_forward_pre_hook(_begin_pass, with_kwargs=True)
+    else:
+        install_hooks(model)
+    setattr(model, ROUTE, "interface" if interface else "hooks")
     verify_reached(model)
     return model
 
 
+@torch.no_grad()
+def _probe(model: PreTrainedModel) -> list[nn.Module]:
+    """The modules that call the attention interface in one forward pass, in call order."""
+    model.set_attn_implementation(PROBE)
+    calls: list[nn.Module] = []
+    model(input_ids=_probe_ids(model), probe_calls=calls)
+    return calls
+
+
+def _map_layers(model: PreTrainedModel, calls: list[nn.Module]) -> None:
+    """Give each attention module the layers it computes: the k-th call of a pass is layer k."""
+    layers, _ = model_shape(model)
+    if len(calls) != layers:
+        raise PipelineError(
+            f"{type(model).__name__}: {len(calls)} attention-interface calls in one pass for its "
+            f"{layers} layers, so its layers cannot be told apart; the engine needs one call "
+            "per layer (e.g. ALBERT with inner_group_num=1)"
+        )
+    for module in dict.fromkeys(calls):
+        setattr(module, ENGINE_LAYERS, tuple(k for k, m in enumerate(calls) if m is module))
+
+
+def _begin_pass(_model: nn.Module, args: tuple, kwargs: dict) -> None:
+    """Forward pre-hook: a new pass starts counting the calls of shared modules afresh."""
+    if kwargs.get("head_control") is not None:
+        kwargs["head_control"].begin_pass()
+
+
 def require_attached(model: PreTrainedModel) -> None:
     """Fail unless `model` runs the engine (a `head_control` would otherwise be ignored)."""
-    if model.config._attn_implementation != IMPLEMENTATION:
+    route = getattr(model, ROUTE, None)
+    if route is None or (
+        route == "interface" and model.config._attn_implementation != IMPLEMENTATION
+    ):
         raise PipelineError(
             f"{type(model).__name__} runs '{model.config._attn_implementation}' attention, so a "
             "head_control would be ignored; call pipeline.attention.engine.attach(model) first"
         )
 
 
+def _probe_ids(model: PreTrainedModel) -> torch.Tensor:
+    """A 3-token input: int [1, 3]."""
+    return torch.tensor([[(model.config.pad_token_id or 0) + 1] * 3], device=model.device)
+
+
 @torch.no_grad()
 def verify_reached(model: PreTrainedModel) -> None:
-    """Run a 3-token input and check that every layer called the engine."""
+    """Run a 3-token input and check that every layer reached the engine."""
     layers, _ = model_shape(model)
     control = HeadControl()
-    ids = torch.tensor([[model.config.pad_token_id or 0] * 3], device=model.device) + 1
-    model(input_ids=ids, head_control=control)
+    model(input_ids=_probe_ids(model), head_control=control)
     missing = sorted(set(range(layers)) - control.layers_seen)
     if missing:
         raise PipelineError(
-            f"{type(model).__name__}: layers {missing} did not call the attention interface, so "
-            "their maps cannot be captured or their heads disabled; use a model whose attention "
-            "goes through transformers' AttentionInterface (BERT, RoBERTa, ...)"
+            f"{type(model).__name__}: layers {missing} did not reach the attention engine, so "
+            "their maps cannot be captured or their heads disabled; pass head_control through "
+            "the model's forward (transformers 5 encoders do)"
         )
 
 

@@ -1,23 +1,102 @@
-"""The claims table as Markdown, for the README: generated from the claims stage's outputs,
-never typed by hand. `python -m pipeline.claims.prose` copies each results file into the
-README between its markers; tests/test_readme_results.py fails when the README's copy
-differs from the outputs."""
+"""Measured numbers in the docs, generated from the outputs and never typed by hand: the
+claims table as Markdown (`results_markdown`, written by the claims stage), and the blocks
+between `<!-- results:NAME -->` and `<!-- /results:NAME -->` markers in README.md and
+docs/**/*.md. Each block names the Markdown file that holds it and how its text is made from
+output files; `python -m pipeline.claims.prose` rewrites every block, and
+tests/test_readme_results.py fails when a block differs from what its outputs give."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+from omegaconf import OmegaConf
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text
 
-# README marker name -> the results file whose text stands between the markers
+
+@dataclass(frozen=True)
+class Block:
+    """A generated block: the Markdown file that holds it (relative to the checkout), the
+    output files it is made from, and `render(root) -> text` (by default a verbatim copy
+    of its one source)."""
+
+    doc: Path
+    sources: tuple[Path, ...]
+    render: Callable[[Path], str] | None = None
+
+    def text(self, root: Path) -> str:
+        """The block's text, ending in a newline so that the closing marker keeps its line."""
+        text = self.render(root) if self.render else (root / self.sources[0]).read_text()
+        return text if text.endswith("\n") else text + "\n"
+
+
+def _quick_run(root: Path) -> tuple[list[str], int]:
+    """The tasks and primary seed of the committed run (params.yaml)."""
+    params = OmegaConf.load(root / "params.yaml")
+    return list(params.tasks), int(params.seed)
+
+
+def measures_markdown(root: Path) -> str:
+    """The share of attention [CLS] and [SEP] receive per layer under each measure (the
+    measures stage's metrics of the primary seed), one row per task."""
+    tasks, seed = _quick_run(root)
+    columns = [(t, m) for t in ("cls", "sep") for m in ("weights", "norms", "rollout")]
+    names = {"cls": "[CLS]", "sep": "[SEP]"}
+    lines = [
+        "| task | " + " | ".join(f"{names[t]} {m}" for t, m in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for task in tasks:
+        path = root / "outputs" / "metrics" / "measures" / task / f"seed{seed}.json"
+        values = json.loads(path.read_text())
+        layers = sorted(
+            {int(k.rsplit(".L", 1)[1]) for k in values if k.startswith("cls.weights.L")}
+        )
+        cells = [
+            " ".join(f"{values[f'{t}.{m}.L{layer}']:.2f}".lstrip("0") for layer in layers)
+            for t, m in columns
+        ]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def bullet_lines(path: Path) -> Callable[[Path], str]:
+    """A text file's lines as a Markdown list."""
+    return lambda root: "".join(f"- {line}\n" for line in (root / path).read_text().splitlines())
+
+
+_STANDARD = Path("outputs/reference/standard")
+_CROSS_SEED = _STANDARD / "cross_seed_summary.txt"
+
+# marker name -> the block: which Markdown file holds it, and what it is made from
 RESULTS = {
-    "quick-claims": Path("outputs/plots/claims/results.md"),
-    "seed-coverage": Path("outputs/reference/seed_interval_coverage.md"),
+    "quick-claims-summary": Block(Path("README.md"), (Path("outputs/plots/claims/summary.txt"),)),
+    "quick-claims": Block(
+        Path("docs/stages/claims.md"), (Path("outputs/plots/claims/results.md"),)
+    ),
+    "seed-coverage": Block(
+        Path("docs/statistics.md"), (Path("outputs/reference/seed_interval_coverage.md"),)
+    ),
+    "quick-measures": Block(
+        Path("docs/stages/norms-rollout-gates.md"),
+        (Path("params.yaml"), Path("outputs/metrics/measures")),
+        measures_markdown,
+    ),
+    "quick-patterns": Block(
+        Path("docs/stages/patterns.md"), (Path("outputs/plots/patterns_train/summary.txt"),)
+    ),
+    "standard-claims-summary": Block(Path("docs/stages/claims.md"), (_STANDARD / "summary.txt",)),
+    "standard-claims": Block(Path("docs/stages/claims.md"), (_STANDARD / "results.md",)),
+    "standard-cross-seed": Block(
+        Path("docs/stages/seeds.md"), (_CROSS_SEED,), bullet_lines(_CROSS_SEED)
+    ),
 }
 
 
@@ -79,30 +158,44 @@ def results_markdown(table: pd.DataFrame) -> str:
 
 
 def marked(name: str) -> re.Pattern[str]:
-    """The README block between `<!-- results:NAME -->` and `<!-- /results:NAME -->`."""
+    """The block between `<!-- results:NAME -->` and `<!-- /results:NAME -->`."""
     return re.compile(rf"(<!-- results:{name} -->\n)(.*?)(<!-- /results:{name} -->)", re.S)
 
 
-def readme_with_results(readme: str, root: Path) -> str:
-    """`readme` with every marked block replaced by its results file under `root`."""
-    for name, path in RESULTS.items():
+MARKER = re.compile(r"<!-- results:([\w-]+) -->")
+
+
+def with_results(text: str, doc: Path, root: Path) -> str:
+    """`text` (the Markdown file `doc`) with every block that `doc` holds regenerated from
+    the outputs under `root`. A marker of a block that lives elsewhere, or of no block, fails."""
+    for name in MARKER.findall(text):
+        if name not in RESULTS:
+            raise PipelineError(
+                f"{doc} has a `<!-- results:{name} -->` block that no generator makes"
+            )
+        if RESULTS[name].doc != doc:
+            raise PipelineError(f"{doc}: the {name} block belongs in {RESULTS[name].doc}")
+    for name, block in RESULTS.items():
+        if block.doc != doc:
+            continue
         pattern = marked(name)
-        if not pattern.search(readme):
-            raise PipelineError(f"README.md has no `<!-- results:{name} -->` block; add one")
-        text = (root / path).read_text()
-        readme = pattern.sub(lambda m, t=text: m.group(1) + t + m.group(3), readme)
-    return readme
+        if not pattern.search(text):
+            raise PipelineError(f"{doc} has no `<!-- results:{name} -->` block; add one")
+        generated = block.text(root)
+        text = pattern.sub(lambda m, t=generated: m.group(1) + t + m.group(3), text)
+    return text
 
 
 def main(root: Path) -> None:
-    readme = root / "README.md"
-    write_text(readme, readme_with_results(readme.read_text(), root))
+    for doc in sorted({block.doc for block in RESULTS.values()}):
+        write_text(root / doc, with_results((root / doc).read_text(), doc, root))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(
-        description="Copy the results files into README.md between their markers."
+        description="Rewrite the generated blocks of README.md and docs/ from the outputs."
     )
     parser.add_argument("root", nargs="?", type=Path, default=Path.cwd(), help="the checkout")
     main(parser.parse_args().root)
-    print("README.md: results blocks rewritten from", ", ".join(map(str, RESULTS.values())))
+    for name, block in RESULTS.items():
+        print(f"{block.doc}: {name} block from", ", ".join(map(str, block.sources)))

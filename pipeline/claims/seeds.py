@@ -11,7 +11,7 @@ Why not a two-level percentile bootstrap (seeds, then examples)? Resampling 3 se
 replacement treats them as the whole population of seeds: it shrinks their spread by
 (k-1)/k and uses normal quantiles, and in simulation (`coverage`) its 95% interval covers
 the mean over seeds and examples well below 95% of the time when seeds differ. The
-interval here keeps >= 95% there (tests/test_claims_statistics.py; the README gives the
+interval here keeps >= 95% there (tests/test_claims_statistics.py; docs/statistics.md gives the
 table that `python -m pipeline.claims.seeds` prints).
 """
 
@@ -92,7 +92,7 @@ def simulate_coverage(
 def coverage_table(
     seed_counts: Sequence[int] = (2, 3, 5), seed_sds: Sequence[float] = (0.0, 0.1, 0.3)
 ) -> str:
-    """The simulated coverage of both 95% intervals as a Markdown table (the README's); a
+    """The simulated coverage of both 95% intervals as a Markdown table (docs/statistics.md); a
     seed's standard error over its 100 examples is about 0.11, so sd 0.3 is ~3 of them."""
     rows = [
         "| seeds | sd of the seed effect | `across_seeds` | two-level percentile bootstrap |",
@@ -108,6 +108,6 @@ def coverage_table(
 
 if __name__ == "__main__":
     argparse.ArgumentParser(
-        description="Print the simulated coverage of the seed interval (the README's table)."
+        description="Print the simulated coverage of the seed interval (docs/statistics.md)."
     ).parse_args()
     print(coverage_table())

@@ -104,7 +104,7 @@ class ModelConfig:
     name: str = MISSING
     name_or_path: Optional[str] = None  # hub id, local folder or pkg://package/folder
     tokenizer: Optional[str] = None  # defaults to name_or_path
-    random_config: Optional[dict[str, Any]] = None  # a BertConfig built on the spot
+    random_config: Optional[dict[str, Any]] = None  # a config of model_type (bert) built here
 
 
 @dataclass
@@ -138,10 +138,26 @@ class SharedConfig:
 
 
 @dataclass
+class RowFloor:
+    train: Optional[int] = None  # rows a task keeps at least of its train split (null: no floor)
+    eval: Optional[int] = None  # ... and of its eval split
+
+
+@dataclass
 class PrepareConfig:
     source: GlueSource = GlueSource.local
     max_train_rows: Optional[int] = None
     max_eval_rows: Optional[int] = None
+    min_rows: dict[Task, RowFloor] = field(default_factory=dict)  # per task, above the limits
+
+    def row_limit(self, task: str, split: str) -> Optional[int]:
+        """The most rows `task` keeps of `split`: the common limit, raised to the task's
+        floor (None: every row)."""
+        train = split == "train"
+        limit = self.max_train_rows if train else self.max_eval_rows
+        floor = {str(name): rows for name, rows in self.min_rows.items()}.get(task)
+        least = None if floor is None else (floor.train if train else floor.eval)
+        return limit if limit is None or least is None else max(limit, least)
 
 
 @dataclass

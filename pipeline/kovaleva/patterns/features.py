@@ -21,15 +21,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.kovaleva.patterns.roles import CLS, SEP
+from pipeline.kovaleva.patterns.roles import special_positions
 
-SPECIAL_TOKENS = frozenset({CLS, SEP})
 FEATURES = ("special", "diagonal", "block", "entropy")
 
 
 def special_mask(tokens: Sequence[str]) -> np.ndarray:
-    """Which positions hold [CLS] or [SEP]: bool [n]."""
-    return np.array([token in SPECIAL_TOKENS for token in tokens], dtype=bool)
+    """Which positions hold [CLS] or [SEP] (or the tokenizer's own, e.g. <s>, </s>): bool [n]."""
+    is_cls, is_sep = special_positions(tokens)
+    return is_cls | is_sep
 
 
 def map_features(maps: np.ndarray, special: np.ndarray, segment_ids: np.ndarray) -> pd.DataFrame:

@@ -1,0 +1,98 @@
+"""Special tokens are each tokenizer's own: a BERT WordPiece tokenizer ([CLS] ... [SEP]) and a
+RoBERTa-style byte-level BPE built in memory (<s> A </s></s> B </s>, no segment ids) give
+the same roles to the analyses that look for them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+from pipeline.attention.dump import tokenize_examples
+from pipeline.attention.measures import piece_types
+from pipeline.clark.attend import target_masks
+from pipeline.core.schema import TaskConfig
+from pipeline.kovaleva.patterns.features import special_mask
+from pipeline.kovaleva.patterns.roles import is_pair, role_channels, sentence_ids
+
+TEXTS = ["the cat sat on the mat.", "a dog ran in the park!", "cats and dogs sat."]
+PAIR = TaskConfig(
+    name="toy", hub_config="toy", text_columns=["sentence1", "sentence2"], label_names=["a", "b"],
+    is_regression=False, metrics=["accuracy"], main_metric="accuracy", eval_split="validation",
+)  # fmt: skip
+
+
+def roberta_style_tokenizer() -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer with RoBERTa's special tokens and pair layout."""
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    bpe.train_from_iterator(TEXTS, trainer)
+    bpe.post_processor = processors.RobertaProcessing(
+        ("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>"))
+    )  # (sep, cls)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token="<s>", cls_token="<s>", eos_token="</s>",
+        sep_token="</s>", pad_token="<pad>", unk_token="<unk>",
+        model_input_names=["input_ids", "attention_mask"],
+    )  # fmt: skip
+
+
+@pytest.fixture(params=["bert", "roberta"])
+def pair_example(request, tokenizer):
+    """(tokenizer, the dumped pair example) for a BERT and a RoBERTa-style tokenizer."""
+    chosen = tokenizer if request.param == "bert" else roberta_style_tokenizer()
+    frame = pd.DataFrame({"idx": [0], "sentence1": [TEXTS[0]], "sentence2": [TEXTS[1]]})
+    return chosen, tokenize_examples(chosen, PAIR, frame, max_length=64)[0]
+
+
+def expected_positions(tokenizer, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(is_cls, is_sep) bool [n] from the tokenizer's own special tokens."""
+    pieces = np.asarray(tokens, dtype=object)
+    return pieces == tokenizer.cls_token, pieces == tokenizer.sep_token
+
+
+def test_the_tokenizers_differ_as_intended(pair_example):
+    tokenizer, example = pair_example
+    tokens = example.tokens.tokens
+    assert tokens[0] == tokenizer.cls_token and tokens[-1] == tokenizer.sep_token
+    seps = int((np.asarray(tokens) == tokenizer.sep_token).sum())
+    assert seps == (3 if tokenizer.cls_token == "<s>" else 2)  # <s> A </s></s> B </s>
+    assert ("token_type_ids" in example.row) == (tokenizer.cls_token == "[CLS]")
+
+
+def test_pattern_roles_use_the_tokenizers_special_tokens(pair_example):
+    tokenizer, example = pair_example
+    tokens = example.tokens.tokens
+    is_cls, is_sep = expected_positions(tokenizer, tokens)
+    np.testing.assert_array_equal(special_mask(tokens), is_cls | is_sep)
+    cls, sep, same = role_channels(tokens)  # each [n, n]
+    np.testing.assert_array_equal(cls[0].astype(bool), is_cls)
+    np.testing.assert_array_equal(sep[0].astype(bool), is_sep)
+    assert is_pair(tokens) and not is_pair(tokenizer(TEXTS[2]).tokens())
+    first_a, first_b = 1, len(tokens) - 2  # a piece of each sentence
+    assert same[first_a, first_a] == 1 and same[first_a, first_b] == 0
+    sentences = sentence_ids(tokens)
+    assert sentences[first_a] == 0 and sentences[first_b] > 0
+    plain = ~(is_cls | is_sep)  # the dump gives a special token its left neighbour's segment
+    np.testing.assert_array_equal(example.tokens.segment_ids[plain] > 0, sentences[plain] > 0)
+
+
+def test_measures_and_clark_targets_find_the_same_special_tokens(pair_example):
+    tokenizer, example = pair_example
+    tokens = example.tokens.tokens
+    is_cls, is_sep = expected_positions(tokenizer, tokens)
+    types = piece_types(example.row["input_ids"], tokenizer)  # 0 [CLS], 1 [SEP]
+    np.testing.assert_array_equal(types == 0, is_cls)
+    np.testing.assert_array_equal(types == 1, is_sep)
+    masks = target_masks(tokens, example.tokens.word_ids, punctuation=[".", "!"])
+    np.testing.assert_array_equal(masks["cls"][0][0], is_cls)
+    np.testing.assert_array_equal(masks["sep"][0][0], is_sep)
