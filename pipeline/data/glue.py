@@ -120,7 +120,8 @@ class PrepareSettings:
     def from_config(cls, node: DictConfig, seed: int) -> PrepareSettings:
         if node.source not in ("local", "hub"):
             raise PipelineError(f"unknown prepare.source '{node.source}'; use local or hub")
-        floors = OmegaConf.to_container(node.get("min_rows") or {})
+        floors = node.get("min_rows")  # None in configs that predate the key
+        floors = {} if floors is None else OmegaConf.to_container(floors)
         return settings_from(cls, node, seed=seed, min_rows={str(k): v for k, v in floors.items()})
 
     def row_limit(self, task: str, split: str) -> int | None:
