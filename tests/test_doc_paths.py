@@ -32,9 +32,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Docs that other changes add; they exist once those are merged (then drop them from here).
-PENDING = {"docs/adding-a-stage.md"}
-
 # Written at run time outside DVC's outputs: stage wall times, resumable fine-tuning
 # checkpoints (deleted when the stage finishes), the label sheets patterns_sample renders, and
 # the labels the annotation page appends (absent until someone labels).
@@ -149,8 +146,6 @@ def run_time_path_exists(path: str) -> bool:
 
 def path_exists(path: str) -> bool:
     path = path.rstrip("/")
-    if path in PENDING:
-        return True
     for option in expand(path):
         pattern = PLACEHOLDER.sub("*", option)
         if glob.glob(str(REPO / pattern), recursive=True):
@@ -210,13 +205,9 @@ def missing_names() -> list[str]:
             if "://" in target or target.startswith("mailto:"):
                 continue
             resolved = (doc.parent / target).resolve() if target else doc
-            relative = (
-                resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else None
-            )
             line = 1 + text.count("\n", 0, link.start())
             if not resolved.exists():
-                if relative not in PENDING:
-                    missing.append(f"{doc.relative_to(REPO)}:{line}: {target}")
+                missing.append(f"{doc.relative_to(REPO)}:{line}: {target}")
             elif anchor and resolved.suffix == ".md" and anchor[1:] not in anchors(resolved):
                 missing.append(f"{doc.relative_to(REPO)}:{line}: {target}{anchor}")
         # a link's target is checked above, relative to the file; its text may name the target
