@@ -107,7 +107,8 @@ def _toy(root: Path) -> Path:
 
 
 def _lock(root: Path) -> dict:
-    return yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    """The stages recorded in dvc.lock; none while DVC is still writing the file."""
+    return (yaml.safe_load((root / "dvc.lock").read_text()) or {}).get("stages", {})
 
 
 def _status_clean(root: Path) -> bool:
