@@ -1,0 +1,56 @@
+"""No import points up a floor: each package of `pipeline/` imports only packages on lower
+floors (and itself). An edit then invalidates only what stands on it (dvc.yaml's deps follow
+the imports, `tests/test_dag.py`)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.test_dag import REPO, imported_modules, package_of
+
+FLOORS: dict[str, int] = {
+    "core": 1,  # schema, stage wiring, statistics, I/O
+    "plotting": 1,  # the figures library of every package that draws
+    "report": 1,  # the HTML page
+    "data": 2,
+    "scale": 2,
+    "models": 3,
+    "attention": 4,
+    "clark": 5,
+    "kovaleva": 5,
+    "michel": 5,
+    "claims": 6,
+}
+
+
+def pipeline_package(module: str) -> str | None:
+    """`pipeline.<package>...` -> package; None for a module outside pipeline/."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "pipeline" and len(parts) > 1 else None
+
+
+def upward_imports(package: str) -> list[str]:
+    """'file -> module' for every import of `package`'s files that points up a floor or
+    sideways into another package of its floor."""
+    found = []
+    for path in sorted((REPO / "pipeline" / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for module in sorted(imported_modules(tree, package_of(path))):
+            target = pipeline_package(module)
+            if target is None or target == package or target not in FLOORS:
+                continue
+            if FLOORS[target] >= FLOORS[package]:
+                found.append(f"{path.relative_to(REPO)} -> {module}")
+    return found
+
+
+def test_every_package_has_a_floor() -> None:
+    packages = {p.name for p in (REPO / "pipeline").iterdir() if any(p.glob("*.py"))}
+    assert packages == set(FLOORS)
+
+
+@pytest.mark.parametrize("package", list(FLOORS))
+def test_no_import_points_up_a_floor(package: str) -> None:
+    assert upward_imports(package) == []
