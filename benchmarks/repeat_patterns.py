@@ -2,14 +2,14 @@
 
     python -m benchmarks.repeat_patterns [--kernels native,aten-default,...] [overrides]
 
-The CNN's training is seeded and each network trains in one thread, so on one machine it
-repeats bit for bit. Another machine can still differ: PyTorch, oneDNN and MKL pick their
-vector kernels (SSE, AVX2, AVX-512) from the CPU at run time, and kernels of different
-widths add floats in different orders. This script emulates other CPUs on this one through
-the libraries' own switches (each limits the kernels to an older instruction set), runs the
-`patterns_train` stage once per setting as a Hydra job in a temporary folder (the tracked
-outputs are not touched), and prints each setting's cross-validated scores beside the
-native run's, with the share of labelled maps whose out-of-fold class changed.
+PyTorch, oneDNN and MKL pick their vector kernels (SSE, AVX2, AVX-512) from the CPU at run
+time, and kernels of different widths add floats in different orders; the pattern CNN's
+stages therefore compute with CPU-independent kernels (`pipeline.core.portable`). This
+script checks that on one machine: it emulates other CPUs through the libraries' own switches
+(each limits the kernels to an older instruction set), runs the `patterns_train` stage once
+per setting as a Hydra job in a temporary folder (the tracked outputs are not touched), and
+prints each setting's cross-validated scores beside the native run's, with the share of
+labelled maps whose out-of-fold class changed (0 everywhere when the stage is portable).
 
 `overrides` go to every run (e.g. `patterns.classifier.cv_ensemble=2` for a faster check).
 """

@@ -20,6 +20,7 @@ import torch
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_table
+from pipeline.core.portable import use_portable_kernels
 from pipeline.kovaleva.patterns.apply import classify_map_set
 
 
@@ -41,4 +42,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    use_portable_kernels()  # the same numbers on every x86-64 CPU
     sys.exit(main())

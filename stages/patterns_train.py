@@ -22,6 +22,7 @@ import logging
 import torch
 
 from pipeline.core.io import write_table, write_text
+from pipeline.core.portable import use_portable_kernels
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.cnn import save_classifier
 from pipeline.kovaleva.patterns.examples import pick_examples
@@ -60,4 +61,5 @@ def run(stage: StageRun) -> None:
 
 
 if __name__ == "__main__":
+    use_portable_kernels()  # the same numbers on every x86-64 CPU
     stage_main(run)

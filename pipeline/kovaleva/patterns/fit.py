@@ -12,14 +12,14 @@ cheaper one otherwise. The classifier is the ensemble of `ensemble` networks tra
 labelled map; a second ensemble with the next seeds measures how much the shares depend on
 the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
 (`cnn.predict`). The networks are independent: `workers` processes train them side by side,
-each with one thread and its own seed, so the result does not depend on `workers`.
+each with one thread and its own seed, so the result does not depend on `workers`. The
+stages run it with kernels that do not depend on the CPU (`pipeline.core.portable`), so
+its numbers repeat across x86-64 machines.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from sklearn.model_selection import StratifiedGroupKFold
 from tqdm import tqdm
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.portable import worker_pool
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
@@ -146,16 +147,15 @@ def _fit_weights(
 _shared: tuple[torch.Tensor, np.ndarray, PatternClassifier] | None = None
 
 
-def _start_worker(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> None:
-    """Pool initializer: one torch thread, and the training data of every job."""
+def _share(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> None:
+    """Pool initializer: keep the training data of every job."""
     global _shared
-    torch.set_num_threads(1)
     _shared = (inputs, labels, settings)
 
 
 def _fit_shared(job: Job) -> dict[str, torch.Tensor]:
-    """A worker's job, on the data `_start_worker` left it."""
-    assert _shared is not None, "_fit_shared runs only in a worker started by _start_worker"
+    """A worker's job, on the data `_share` left it."""
+    assert _shared is not None, "_fit_shared runs only in a worker started by _share"
     return _fit_weights(*_shared, job)
 
 
@@ -166,20 +166,11 @@ def fit_all(
     jobs: Sequence[Job],
     workers: int,
 ) -> list[PatternCNN]:
-    """The networks of `jobs`, in order, trained by `workers` processes (1: here)."""
-    if workers <= 1:
-        runs = (_fit_weights(inputs, labels, settings, job) for job in jobs)
-        weights = list(tqdm(runs, total=len(jobs), desc="train pattern CNNs", leave=False))
-    else:
-        context = multiprocessing.get_context("spawn")  # a fork of torch's threads can hang
-        with ProcessPoolExecutor(
-            workers,
-            mp_context=context,
-            initializer=_start_worker,
-            initargs=(inputs, labels, settings),
-        ) as pool:
-            futures = [pool.submit(_fit_shared, job) for job in jobs]
-            weights = [f.result() for f in tqdm(futures, desc="train pattern CNNs", leave=False)]
+    """The networks of `jobs`, in order, trained by `workers` spawned processes with the
+    kernels of this one (`pipeline.core.portable`)."""
+    with worker_pool(max(workers, 1), _share, (inputs, labels, settings)) as pool:
+        futures = [pool.submit(_fit_shared, job) for job in jobs]
+        weights = [f.result() for f in tqdm(futures, desc="train pattern CNNs", leave=False)]
     networks = []
     for state in weights:
         networks.append(PatternCNN(settings.channels, settings.dropout))

@@ -1,0 +1,64 @@
+"""Processes whose float results do not depend on which x86-64 CPU runs them.
+
+PyTorch's own kernels (ATen), oneDNN and MKL each pick vector code from the CPU at run time
+(SSE, AVX2, AVX-512). Kernels of different widths add floats in different orders, and a
+network trained for thousands of steps turns those last-bit differences into different
+weights (the pattern CNN's scores differed between two machines running one commit). A
+process that calls `use_portable_kernels` first, and every worker it spawns, computes with
+
+- `ATEN_CPU_CAPABILITY=default`: ATen's baseline kernels, the same code on every x86-64 CPU;
+- `MKL_CBWR=COMPATIBLE`: MKL's conditional numerical reproducibility, the same results on
+  every CPU for one MKL version and thread count;
+- oneDNN turned off (convolutions run as ATen's im2col and MKL matrix products).
+
+The libraries read both variables once, when they first compute, so a process that lacks them
+is restarted with them (`os.execv`, same command line). The guarantee holds for one build of
+torch and MKL on x86-64; ARM builds and other library versions may differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+import torch
+
+PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+
+
+def use_portable_kernels() -> None:
+    """Compute with CPU-independent kernels from here on: restart this process with
+    PORTABLE_ENV unless its environment has it, then turn oneDNN off. Call it before any
+    tensor is computed."""
+    missing = {key: value for key, value in PORTABLE_ENV.items() if os.environ.get(key) != value}
+    if missing:
+        os.environ.update(missing)
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    torch.backends.mkldnn.enabled = False
+
+
+def _start_worker(initializer: Callable[..., None], initargs: tuple) -> None:
+    """Runs first in each worker: the parent's kernels (its environment is inherited, oneDNN
+    is not), one thread, then the caller's initializer."""
+    if all(os.environ.get(key) == value for key, value in PORTABLE_ENV.items()):
+        torch.backends.mkldnn.enabled = False
+    torch.set_num_threads(1)
+    initializer(*initargs)
+
+
+@contextlib.contextmanager
+def worker_pool(
+    workers: int, initializer: Callable[..., None], initargs: tuple = ()
+) -> Iterator[ProcessPoolExecutor]:
+    """A pool of `workers` spawned processes with one torch thread each, computing with the
+    kernels of the process that opens it (portable ones after `use_portable_kernels`); each
+    worker runs `initializer(*initargs)` once."""
+    context = multiprocessing.get_context("spawn")  # a fork of torch's threads can hang
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start_worker, initargs=(initializer, initargs)
+    ) as pool:
+        yield pool

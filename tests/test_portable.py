@@ -1,0 +1,78 @@
+"""The pattern CNN's inputs, weights and predictions do not depend on the CPU's vector kernels.
+
+Another CPU is emulated on this one through each library's own switch (oneDNN limited to
+SSE4.1, ATen to its baseline kernels, MKL to SSE4.2); without `use_portable_kernels` the
+first two change the digest."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TRAIN_AND_DIGEST = """
+import hashlib
+import numpy as np, torch
+from pipeline.core.portable import use_portable_kernels
+from pipeline.core.schema import PatternClassifier
+from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.cnn import inputs_of, pairs_of, predict
+from pipeline.kovaleva.patterns.fit import Job, fit_all
+from pipeline.kovaleva.patterns.mapsets import LabelledMap
+
+use_portable_kernels()
+settings = PatternClassifier(
+    input_size=16, channels=[4, 4, 8, 8], dropout=0.3, folds=2, ensemble=1, cv_ensemble=1,
+    workers=1, bootstrap_resamples=10, epochs=4, batch_size=16, learning_rate=3e-3,
+    average_last=2, threads=1,
+)
+rng = np.random.default_rng(0)
+maps = []
+for n in rng.integers(6, 30, size=64):
+    scores = rng.normal(size=(n, n)).astype(np.float32)
+    weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    maps.append(LabelledMap(weights, ("[CLS]", *["w"] * (n - 3), "[SEP]", "v", "[SEP]")))
+inputs = inputs_of(maps, 16)
+labels = np.array([CLASSES[i % len(CLASSES)] for i in range(64)])
+(network,) = fit_all(inputs, labels, settings, [Job(np.arange(64), seed=3)], workers=1)
+probabilities = predict([network], inputs, pairs_of(maps))
+state = b"".join(t.numpy().tobytes() for t in network.state_dict().values())
+print(hashlib.sha256(state + probabilities.numpy().tobytes()).hexdigest())
+"""
+
+EMULATED_CPUS = {
+    "onednn-sse41": {"ONEDNN_MAX_CPU_ISA": "SSE41"},
+    "aten-default": {"ATEN_CPU_CAPABILITY": "default"},
+    "mkl-sse42": {"MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
+}
+
+
+def weights_digest(cpu: dict[str, str]) -> str:
+    """The digest of one network's inputs, weights and predictions, computed by a process
+    whose kernels are limited by `cpu`."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")}
+    env = {**clean, **cpu, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", TRAIN_AND_DIGEST],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return run.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def native_digest() -> str:
+    return weights_digest({})
+
+
+@pytest.mark.parametrize("cpu", list(EMULATED_CPUS))
+def test_the_cnn_gives_the_same_bits_on_an_emulated_older_cpu(native_digest, cpu) -> None:
+    assert weights_digest(EMULATED_CPUS[cpu]) == native_digest
