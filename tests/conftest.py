@@ -1,4 +1,5 @@
-"""Shared fixtures: offline data location, tokenizer, and tiny random BERTs."""
+"""Shared fixtures: offline data location, tokenizer, the tiny random BERT's config.
+Tiny BERTs built from a shape: tests/builders.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 from omegaconf import OmegaConf
-from transformers import AutoModelForSequenceClassification, BertConfig, PreTrainedModel
 
 from pipeline.core.config import CONF_DIR
 from pipeline.models.loading import load_tokenizer
@@ -31,6 +31,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model_cfg():
+    """conf/model/tiny_random.yaml: the micro profile's random BERT (2 layers x 4 heads, the
+    tokenizer's vocabulary), built by the project's loader (pipeline/models/loading.py)."""
     return OmegaConf.load(CONF_DIR / "model" / "tiny_random.yaml")
 
 
@@ -83,15 +85,3 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
     ):
         run_ok(command, root, env)
     return env
-
-
-def small_bert() -> PreTrainedModel:
-    """A seeded random BERT classifier of 2 layers x 3 heads, no dropout (eval mode), with
-    large enough weights that attention maps differ visibly between heads."""
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=40, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
-        intermediate_size=32, max_position_embeddings=16, num_labels=2,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.3,
-    )  # fmt: skip
-    return AutoModelForSequenceClassification.from_config(config).eval()
