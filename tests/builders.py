@@ -1,10 +1,13 @@
-"""What tests build rather than load: tiny random BERTs of a given shape."""
+"""What tests build rather than load: tiny random BERTs of a given shape, and configs
+composed once per session."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
+from omegaconf import DictConfig, OmegaConf
 from transformers import (
     AutoModel,
     AutoModelForSequenceClassification,
@@ -12,6 +15,8 @@ from transformers import (
     PretrainedConfig,
     PreTrainedModel,
 )
+
+from pipeline.core.params import compose_params
 
 
 def tiny_bert(
@@ -48,3 +53,15 @@ def tiny_bert(
     torch.manual_seed(0)
     auto = AutoModelForSequenceClassification if classifier else AutoModel
     return auto.from_config(config, attn_implementation="sdpa").eval()
+
+
+@functools.cache
+def composed_yaml(*overrides: str) -> str:
+    """The params.yaml text DVC composes for `overrides` (`compose_params`), composed once
+    per session: the text is immutable, so every caller may share it."""
+    return compose_params(list(overrides))
+
+
+def composed(*overrides: str) -> DictConfig:
+    """The config composed for `overrides` (once per session), as the caller's own copy."""
+    return OmegaConf.create(composed_yaml(*overrides))
