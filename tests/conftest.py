@@ -1,5 +1,6 @@
-"""Shared fixtures: offline data location, tokenizer, the tiny random BERT's config.
-Tiny BERTs built from a shape: tests/builders.py."""
+"""Shared fixtures: offline data location, tokenizer, the tiny random BERT's config, and the
+micro profile as single stages (`micro_stage`).
+Tiny BERTs built from a shape and configs composed once per session: tests/builders.py."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
+from pipeline.core.stage import StageRun
 from pipeline.models.loading import load_tokenizer
+from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 torch.set_num_threads(min(2, torch.get_num_threads()))
@@ -85,3 +90,26 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
     ):
         run_ok(command, root, env)
     return env
+
+
+MicroStage = Callable[..., StageRun]
+
+
+@pytest.fixture
+def micro_stage(tmp_path: Path) -> MicroStage:
+    """Makes one stage's run of the micro profile on the CPU, as DVC runs it, with
+    `paths.data` and `paths.outputs` under the test's tmp_path: `micro_stage(task, settings)`
+    takes the task of a per-task stage (or none) and settings by dotted key."""
+
+    def make(task: str | None = None, settings: Mapping[str, Any] | None = None) -> StageRun:
+        cfg = composed("experiment=micro")
+        cfg.paths.data = str(tmp_path / "data")
+        cfg.paths.outputs = str(tmp_path / "outputs")
+        cfg.device = "cpu"
+        for key, value in (settings or {}).items():
+            OmegaConf.update(cfg, key, value, merge=False)
+        if task is not None:
+            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+        return StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True)
+
+    return make
