@@ -1,5 +1,5 @@
 """Shared fixtures: offline data location, tokenizer, the tiny random BERT's config, and the
-micro profile as single stages (`micro_stage`).
+micro profile as single stages (`micro_stage`) or as a committed git repo (`micro_repo`).
 Tiny BERTs built from a shape and configs composed once per session: tests/builders.py."""
 
 from __future__ import annotations
@@ -90,6 +90,14 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
     ):
         run_ok(command, root, env)
     return env
+
+
+@pytest.fixture(scope="module")
+def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
+    """(root, env): the project's files in a fresh git repo, composed for the micro profile
+    and committed, with the environment to run `dvc` and the stages in it."""
+    root = tmp_path_factory.mktemp("micro") / "repo"
+    return root, micro_git_repo(root, shared_data)
 
 
 MicroStage = Callable[..., StageRun]
