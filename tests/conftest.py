@@ -1,4 +1,6 @@
-"""Shared fixtures: offline data location, tokenizer, and tiny random BERTs."""
+"""Shared fixtures: offline data location, tokenizer, the tiny random BERT's config, and the
+micro profile as single stages (`micro_stage`) or as a committed git repo (`micro_repo`).
+Tiny BERTs built from a shape and configs composed once per session: tests/builders.py."""
 
 from __future__ import annotations
 
@@ -6,15 +8,18 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from omegaconf import OmegaConf
-from transformers import AutoModelForSequenceClassification, BertConfig, PreTrainedModel
 
 from pipeline.core.config import CONF_DIR
+from pipeline.core.stage import StageRun
 from pipeline.models.loading import load_tokenizer
+from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 torch.set_num_threads(min(2, torch.get_num_threads()))
@@ -31,6 +36,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model_cfg():
+    """conf/model/tiny_random.yaml: the micro profile's random BERT (2 layers x 4 heads, the
+    tokenizer's vocabulary), built by the project's loader (pipeline/models/loading.py)."""
     return OmegaConf.load(CONF_DIR / "model" / "tiny_random.yaml")
 
 
@@ -85,13 +92,32 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
     return env
 
 
-def small_bert() -> PreTrainedModel:
-    """A seeded random BERT classifier of 2 layers x 3 heads, no dropout (eval mode), with
-    large enough weights that attention maps differ visibly between heads."""
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=40, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
-        intermediate_size=32, max_position_embeddings=16, num_labels=2,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.3,
-    )  # fmt: skip
-    return AutoModelForSequenceClassification.from_config(config).eval()
+@pytest.fixture(scope="module")
+def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
+    """(root, env): the project's files in a fresh git repo, composed for the micro profile
+    and committed, with the environment to run `dvc` and the stages in it."""
+    root = tmp_path_factory.mktemp("micro") / "repo"
+    return root, micro_git_repo(root, shared_data)
+
+
+MicroStage = Callable[..., StageRun]
+
+
+@pytest.fixture
+def micro_stage(tmp_path: Path) -> MicroStage:
+    """Makes one stage's run of the micro profile on the CPU, as DVC runs it, with
+    `paths.data` and `paths.outputs` under the test's tmp_path: `micro_stage(task, settings)`
+    takes the task of a per-task stage (or none) and settings by dotted key."""
+
+    def make(task: str | None = None, settings: Mapping[str, Any] | None = None) -> StageRun:
+        cfg = composed("experiment=micro")
+        cfg.paths.data = str(tmp_path / "data")
+        cfg.paths.outputs = str(tmp_path / "outputs")
+        cfg.device = "cpu"
+        for key, value in (settings or {}).items():
+            OmegaConf.update(cfg, key, value, merge=False)
+        if task is not None:
+            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+        return StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True)
+
+    return make

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from omegaconf import OmegaConf, open_dict
 
 from pipeline.attention.engine import attach
 from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
@@ -36,10 +35,8 @@ from pipeline.clark.syntax_report import analyse_syntax
 from pipeline.clark.ud import Sentence, read_conllu, read_treebank_sample
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps
-from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import head_name
-from pipeline.core.params import compose_params
 from pipeline.core.schema import (
     Behaviour,
     ClarkCorefConfig,
@@ -48,7 +45,6 @@ from pipeline.core.schema import (
     ProbeConfig,
     TreebankConfig,
 )
-from pipeline.core.stage import StageRun
 from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_encoder
 
@@ -459,17 +455,6 @@ def test_head_clusters_colours_layers_numbered_from_one():
 # ---------------------------------------------------------------- entry points and stages
 
 
-def micro_stage(root, task: str | None = None, shared_data=None) -> StageRun:
-    overrides = ["experiment=micro", f"paths.outputs={root}/outputs", "device=cpu"]
-    if shared_data is not None:
-        overrides.append(f"paths.shared_data={shared_data}")
-    cfg = OmegaConf.create(compose_params(overrides))
-    if task is not None:
-        with open_dict(cfg):
-            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
-    return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
-
-
 def write_hand_built_store(path, model_id: str) -> None:
     """Three examples (TOKENS) of 2 layers x 2 heads. Layer 1: head 0 attends to [CLS], head 1
     to the previous token ([CLS] to itself); layer 2: both heads attend to [CLS]."""
@@ -535,10 +520,10 @@ def test_headline_numbers_the_peak_layer_from_one():
     assert metrics["cls_entropy_last_layer"] == 2.5 and metrics["entropy_mean"] == 2.0
 
 
-def test_clark_heads_stage_on_a_hand_built_store(tmp_path):
+def test_clark_heads_stage_on_a_hand_built_store(micro_stage):
     from stages import clark_heads
 
-    stage = micro_stage(tmp_path, "rte")
+    stage = micro_stage("rte")
     write_hand_built_store(
         store_path(stage.upstream("attention"), "rte", stage.seed), stage.cfg.model.name
     )
@@ -650,10 +635,10 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     assert with_words.metrics["word_vector_coverage"] == pytest.approx(2 / 5)
 
 
-def test_clark_syntax_and_coref_stages_on_the_micro_profile(tmp_path, shared_data):
+def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_data):
     from stages import clark_coref, clark_syntax
 
-    stage = micro_stage(tmp_path, shared_data=shared_data)
+    stage = micro_stage(settings={"paths.shared_data": str(shared_data)})
     clark_syntax.run(stage)
     syntax = json.loads(stage.out("metrics", "clark_syntax", "ud.json").read_text())
     assert syntax["train_sentences"] == 24 and 0.0 <= syntax["probe_uas"] <= 1.0

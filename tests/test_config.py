@@ -17,6 +17,7 @@ from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
 from pipeline.core.stage import _load_dvc_config
+from tests.builders import composed, composed_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -81,7 +82,7 @@ def test_an_unknown_key_fails_at_composition() -> None:
 
 
 def test_the_negation_word_no_stays_a_word() -> None:
-    negation = OmegaConf.create(compose_params()).analyze.token_types.negation.lower
+    negation = composed().analyze.token_types.negation.lower
     assert "no" in negation and False not in negation
 
 
@@ -109,7 +110,7 @@ def test_dvc_composition_is_typed_through_the_hydra_plugin(tmp_path: Path) -> No
 
 
 def test_a_stage_refuses_a_badly_typed_params_yaml_in_one_line(tmp_path, monkeypatch) -> None:
-    cfg = OmegaConf.create(compose_params())
+    cfg = composed()
     cfg.finetune.epochs = "three"
     (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(cfg))
     monkeypatch.chdir(tmp_path)
@@ -119,7 +120,7 @@ def test_a_stage_refuses_a_badly_typed_params_yaml_in_one_line(tmp_path, monkeyp
 
 
 def test_a_stage_reads_its_task_spec_typed(tmp_path, monkeypatch) -> None:
-    (tmp_path / "params.yaml").write_text(compose_params())
+    (tmp_path / "params.yaml").write_text(composed_yaml())
     monkeypatch.chdir(tmp_path)
     cfg = _load_dvc_config("stsb")
     assert cfg.task.name == "stsb" and cfg.task.is_regression is True
@@ -128,13 +129,13 @@ def test_a_stage_reads_its_task_spec_typed(tmp_path, monkeypatch) -> None:
 
 @pytest.mark.parametrize("experiment", group_options("experiment"))
 def test_every_profile_fine_tunes_its_primary_seed(experiment: str) -> None:
-    cfg = OmegaConf.create(compose_params([f"experiment={experiment}"]))
+    cfg = composed(f"experiment={experiment}")
     assert cfg.seed in cfg.seeds
 
 
 def test_the_standard_profile_has_three_seeds_and_larger_samples_than_quick() -> None:
-    quick = OmegaConf.create(compose_params(["experiment=quick"]))
-    standard = OmegaConf.create(compose_params(["experiment=standard"]))
+    quick = composed("experiment=quick")
+    standard = composed("experiment=standard")
     assert (list(quick.seeds), list(standard.seeds)) == ([42], [42, 43, 44])
     assert standard.model.name == quick.model.name and standard.tasks == quick.tasks
     for group, key in [
@@ -154,7 +155,7 @@ def _has_offline_train_split(task: str, glue: Path) -> bool:
 
 
 def test_the_full_profile_fine_tunes_every_offline_task_on_all_its_rows(shared_data) -> None:
-    full = OmegaConf.create(compose_params(["experiment=full"]))
+    full = composed("experiment=full")
     glue = shared_data / "glue_data"
     offline = {t for t in group_options("task") if _has_offline_train_split(t, glue)}
     assert set(full.tasks) == offline and len(full.tasks) == len(offline)

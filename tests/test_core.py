@@ -16,9 +16,9 @@ from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_json
-from pipeline.core.params import compose_params
 from pipeline.core.schema import AblateConfig, DisableMode, TaskConfig, load_task, typed
 from pipeline.core.stage import StageRun
+from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def test_the_next_write_removes_what_a_killed_writer_left(tmp_path: Path) -> Non
 
 
 def test_a_stage_writes_its_time_to_timings_not_metrics(tmp_path: Path) -> None:
-    cfg = OmegaConf.create(compose_params())
+    cfg = composed()
     cfg.paths.outputs = str(tmp_path / "outputs")
     (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(cfg))
     stage = tmp_path / "stages" / "tiny_stage.py"

@@ -8,16 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from omegaconf import OmegaConf, open_dict
+from omegaconf import OmegaConf
 
 from pipeline.attention.dump import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.store import AttentionStore
-from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
-from pipeline.core.params import compose_params
 from pipeline.core.schema import DumpAttentionConfig, load_task
-from pipeline.core.stage import StageRun
 from pipeline.data.encoding import collate
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.loading import load_classifier, load_finetuned
@@ -31,32 +28,23 @@ SENTENCES = [
 ] * 6  # 24 rows; the micro profile dumps the first 16
 
 
-def micro_stage(root, extra: tuple[str, ...] = ()) -> StageRun:
-    overrides = ["experiment=micro", f"paths.outputs={root}/outputs", f"paths.data={root}/data"]
-    cfg = OmegaConf.create(compose_params([*overrides, *extra]))
-    with open_dict(cfg):
-        cfg.task = OmegaConf.load(CONF_DIR / "task" / "mrpc.yaml")
-        cfg.device = "cpu"
-    return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
-
-
 @pytest.fixture
-def prepared(tmp_path, tokenizer):
+def prepared(tmp_path, tokenizer, micro_stage):
     """Prepared MRPC dev rows and a saved (untrained) tiny classifier."""
     frame = pd.DataFrame(SENTENCES, columns=["sentence1", "sentence2"])
     frame.insert(0, "idx", np.arange(100, 100 + len(frame)))
     frame["label"] = 1
     (tmp_path / "data/glue/mrpc").mkdir(parents=True)
     frame.to_parquet(tmp_path / "data/glue/mrpc/validation.parquet")
-    stage = micro_stage(tmp_path)
+    stage = micro_stage("mrpc")
     model = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
     model.save_pretrained(tmp_path / "outputs/models/mrpc" / stage.seed_folder)
     return tmp_path, frame
 
 
-def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
+def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer, micro_stage):
     root, frame = prepared
-    stage = micro_stage(root)
+    stage = micro_stage("mrpc")
     dump_attention.run(stage)
     dumped = root / "outputs/attention/mrpc/seed42.parquet"
     store = AttentionStore(dumped, expect_model="tiny_random")
@@ -91,16 +79,16 @@ def test_dump_stage_writes_every_map_of_both_variants(prepared, tokenizer):
     assert set(metrics) == {"examples", "mean_tokens", "file_mib", "bytes_vs_raw_float16"}
 
 
-def test_dump_stage_without_finetuned_model_says_what_to_run(prepared):
+def test_dump_stage_without_finetuned_model_says_what_to_run(prepared, micro_stage):
     root, _ = prepared
     (root / "outputs/models/mrpc/seed42/config.json").unlink()  # the primary seed
     with pytest.raises(PipelineError, match="run `dvc repro finetune`"):
-        dump_attention.run(micro_stage(root))
+        dump_attention.run(micro_stage("mrpc"))
     assert not (root / "outputs/attention/mrpc/seed42.parquet").exists()
 
 
-def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer):
-    stage = micro_stage(tmp_path)
+def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer, micro_stage):
+    stage = micro_stage("mrpc")
     small = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
     wider = OmegaConf.merge(stage.cfg.model, {"random_config": {"num_attention_heads": 2}})
     other = load_classifier(wider, tokenizer, num_labels=2, seed=7)
@@ -116,8 +104,8 @@ def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer):
     assert not path.exists()
 
 
-def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer):
-    stage = micro_stage(tmp_path)
+def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer, micro_stage):
+    stage = micro_stage("mrpc")
     models = {
         name: load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=seed)
         for name, seed in (("zeta", 1), ("alpha", 2))

@@ -8,22 +8,14 @@ import csv
 import io
 import json
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import micro_git_repo, run_ok
+from tests.conftest import run_ok
 from tests.test_numbering import numbering_violations
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def micro_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
-    """A copy of the project's files in a fresh git repo, composed for the micro profile."""
-    root = tmp_path_factory.mktemp("e2e") / "repo"
-    return root, micro_git_repo(root, shared_data)
 
 
 def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):

@@ -6,12 +6,7 @@ import copy
 
 import pytest
 import torch
-from transformers import (
-    AutoModel,
-    AutoModelForSequenceClassification,
-    BertConfig,
-    RobertaConfig,
-)
+from transformers import RobertaConfig
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.models.bert.modeling_bert import BertSelfAttention
 
@@ -25,6 +20,7 @@ from pipeline.attention.engine import (
 )
 from pipeline.core.errors import PipelineError
 from pipeline.data.encoding import collate
+from tests.builders import tiny_bert
 
 LENGTHS = [9, 5, 7]  # real lengths of the test batch (padded to 9)
 ATOL = 1e-6
@@ -35,20 +31,11 @@ def crop_maps(maps: torch.Tensor, lengths: list[int]) -> list[torch.Tensor]:
     return [maps[i, :, :n, :n] for i, n in enumerate(lengths)]
 
 
-def tiny_config(cls=BertConfig, **extra):
-    settings = dict(
-        vocab_size=50,
-        hidden_size=32,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=32,
-        num_labels=3,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        initializer_range=0.2,  # large weights: peaked maps and logits far from 0
-    )
-    return cls(**{**settings, **extra})
+# 3 layers x 4 heads, 3 labels; large weights: peaked maps and logits far from 0
+SHAPE = dict(
+    layers=3, heads=4, hidden=32, intermediate=64, vocab=50, positions=32, labels=3,
+    initializer_range=0.2,
+)  # fmt: skip
 
 
 def make_batch(pad_id: int = 0, seed: int = 0) -> dict[str, torch.Tensor]:
@@ -62,9 +49,7 @@ def make_batch(pad_id: int = 0, seed: int = 0) -> dict[str, torch.Tensor]:
 @pytest.fixture(scope="module")
 def plain():
     """A tiny random BERT classifier running SDPA, in eval mode."""
-    torch.manual_seed(0)
-    config = tiny_config()
-    return AutoModelForSequenceClassification.from_config(config, attn_implementation="sdpa").eval()
+    return tiny_bert(**SHAPE)
 
 
 @pytest.fixture(scope="module")
@@ -246,9 +231,8 @@ def test_per_example_masks(plain, engine, batch):
 
 
 def test_roberta_tiny_random_works():
-    torch.manual_seed(0)
-    config = tiny_config(RobertaConfig, pad_token_id=1, max_position_embeddings=40)
-    plain = AutoModel.from_config(config, attn_implementation="sdpa").eval()
+    shape = {**SHAPE, "positions": 40}  # RoBERTa's positions start after its pad id
+    plain = tiny_bert(**shape, family=RobertaConfig, classifier=False, pad_token_id=1)
     engine = attach(copy.deepcopy(plain))
     eager = copy.deepcopy(plain)
     eager.set_attn_implementation("eager")

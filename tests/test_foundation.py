@@ -16,18 +16,18 @@ from scipy import stats
 from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path, write_json
-from pipeline.core.params import compose_params
 from pipeline.core.schema import FinetuneConfig, GlueSource, PrepareConfig, load_task, typed
 from pipeline.core.stage import check_overrides
 from pipeline.data.glue import read_local_split, subsample
 from pipeline.models.loading import resolve_location
 from pipeline.models.metrics import accuracy, f1, mcc, pearson, spearman, task_metrics
+from tests.builders import composed, composed_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def test_params_yaml_equals_default_composition():
-    assert (REPO / "params.yaml").read_text() == compose_params()
+    assert (REPO / "params.yaml").read_text() == composed_yaml()
 
 
 def test_configs_compose_for_every_model_task_experiment():
@@ -46,7 +46,7 @@ def test_configs_compose_for_every_model_task_experiment():
 
 
 def test_paper_profile_has_the_papers_settings():
-    cfg = OmegaConf.create(compose_params(["experiment=paper"]))
+    cfg = composed("experiment=paper")
     assert cfg.model.name_or_path == "bert-base-uncased"
     assert sorted(cfg.tasks) == sorted(["mrpc", "stsb", "sst2", "qqp", "rte", "qnli", "mnli"])
     assert (cfg.finetune.batch_size, cfg.finetune.epochs, cfg.shared.max_length) == (32, 3, 128)
@@ -199,8 +199,10 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     from pipeline.core.stage import StageRun
     from stages import finetune, prepare
 
-    overrides = ["experiment=micro", "task=stsb", "tasks=[stsb]", f"paths.data={tmp_path}/data"]
-    cfg = OmegaConf.create(compose_params(overrides))
+    cfg = composed("experiment=micro")
+    cfg.task = OmegaConf.load(CONF_DIR / "task" / "stsb.yaml")
+    cfg.tasks = ["stsb"]
+    cfg.paths.data = str(tmp_path / "data")
     cfg.paths.shared_data = str(shared_data)
     cfg.shared.max_length = 32
     # large random weights: scores that differ in the 6 digits predictions.csv keeps

@@ -28,7 +28,7 @@ from pipeline.michel.gates import (
     top_heads,
 )
 from pipeline.michel.gates_run import both_curves, check_same_start, michel_from_tables
-from tests.conftest import small_bert
+from tests.builders import tiny_bert
 
 SAMPLES = 200_000
 
@@ -66,7 +66,7 @@ def test_test_time_gate_and_keep_rule():
 
 @pytest.fixture(scope="module")
 def layerwise():
-    return Layerwise.of(attach(small_bert()))
+    return Layerwise.of(attach(tiny_bert()))
 
 
 @pytest.fixture(scope="module")

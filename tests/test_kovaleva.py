@@ -13,14 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf, open_dict
+from omegaconf import OmegaConf
 
 from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
-from pipeline.core.params import compose_params
 from pipeline.core.schema import AnalyzeConfig, TokenTypeRule, typed
-from pipeline.core.stage import StageRun
 from pipeline.kovaleva.analysis import headline_metrics
 from pipeline.kovaleva.framenet import read_sentences, to_jsonl
 from pipeline.kovaleva.linguistic import Word, piece_type_masks
@@ -243,15 +241,6 @@ def test_analyze_settings_read_the_config_group():
     assert (settings.grid.variant, settings.grid.max_tokens) == ("finetuned", 24)
 
 
-def micro_stage(root: Path, task: str | None = None) -> StageRun:
-    overrides = ["experiment=micro", f"paths.outputs={root}/outputs", f"paths.data={root}/data"]
-    cfg = OmegaConf.create(compose_params([*overrides, "device=cpu"]))
-    if task is not None:
-        with open_dict(cfg):
-            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
-    return StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True)
-
-
 def sentence_info(words: list[str]) -> TokenInfo:
     """One-segment TokenInfo of whole-word pieces, with real character offsets."""
     text = " ".join(words)
@@ -264,10 +253,10 @@ def sentence_info(words: list[str]) -> TokenInfo:
     )
 
 
-def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
+def test_analyze_stage_on_a_two_layer_four_head_store(micro_stage):
     from stages import analyze
 
-    stage = micro_stage(tmp_path, "rte")
+    stage = micro_stage("rte")
     infos = [
         sentence_info(["The", "dog", "did", "not", "bark", "."]),
         sentence_info(["Dogs", "bark", "."]),
@@ -335,10 +324,10 @@ def test_analyze_stage_on_a_two_layer_four_head_store(tmp_path):
     }
 
 
-def test_framenet_stage_scores_every_head_of_the_tiny_model(tmp_path):
+def test_framenet_stage_scores_every_head_of_the_tiny_model(micro_stage):
     from stages import framenet
 
-    stage = micro_stage(tmp_path)
+    stage = micro_stage()
     sentences = read_sentences(FIXTURE, stage.settings("framenet"))
     write_text(stage.data("framenet", "sentences.jsonl"), to_jsonl(sentences))
     framenet.run(stage)

@@ -42,14 +42,14 @@ from pipeline.data.encoding import collate
 from pipeline.kovaleva.analysis import analyze_task
 from pipeline.kovaleva.measures import head_cosine
 from pipeline.models.loading import load_classifier
-from tests.conftest import small_bert
+from tests.builders import tiny_bert
 
 LENGTHS = [7, 4, 6]
 
 
 @pytest.fixture(scope="module")
 def model():
-    return attach(small_bert())
+    return attach(tiny_bert())
 
 
 @pytest.fixture(scope="module")

@@ -665,12 +665,8 @@ def test_annotation_page_in_headless_chromium(tmp_path):
 # --- the stages on hand-built stores ----------------------------------------------------------
 
 
-def test_stages_sample_train_apply(tmp_path, one_thread):
+def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     """patterns_sample -> labels by hand -> patterns_train -> patterns_apply (micro profile)."""
-    from omegaconf import OmegaConf
-
-    from pipeline.core.params import compose_params
-    from pipeline.core.stage import StageRun
     from stages import patterns_apply, patterns_sample, patterns_train
 
     rng = np.random.default_rng(4)
@@ -695,18 +691,14 @@ def test_stages_sample_train_apply(tmp_path, one_thread):
             num_heads=3,
             config_hash="x",
         )
-    overrides = [
-        "experiment=micro",
-        f"paths.outputs={tmp_path}/outputs",
-        f"paths.data={tmp_path}/data",
-        "patterns.labels_from=tiny_random",
-        "patterns.sample.per_class=10",
-        "patterns.classifier.folds=3",
-        "patterns.classifier.ensemble=2",
-        "patterns.classifier.bootstrap_resamples=50",
-    ]
-    cfg = OmegaConf.create(compose_params(overrides))
-    stage = StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True)
+    settings = {
+        "patterns.labels_from": "tiny_random",
+        "patterns.sample.per_class": 10,
+        "patterns.classifier.folds": 3,
+        "patterns.classifier.ensemble": 2,
+        "patterns.classifier.bootstrap_resamples": 50,
+    }
+    stage = micro_stage(settings=settings)
 
     patterns_sample.run(stage)
     folder = tmp_path / "data" / "annotations" / "tiny_random"

@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from omegaconf import OmegaConf, open_dict
+from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
-from pipeline.core.params import compose_params
 from pipeline.core.schema import FinetuneConfig, load_task
 from pipeline.core.stage import StageRun
 from pipeline.models import training
@@ -20,6 +19,7 @@ from pipeline.models.checkpoints import Checkpoints, fingerprint
 from pipeline.models.loading import load_classifier
 from pipeline.models.training import train
 from stages import finetune as finetune_stage
+from tests.builders import composed
 
 SETTINGS = FinetuneConfig(
     epochs=2,
@@ -145,18 +145,16 @@ def test_the_finetune_stage_removes_its_checkpoints(tmp_path, tokenizer) -> None
         frame = pd.DataFrame({"idx": range(size), "sentence": sentences})
         frame["label"] = rng.integers(0, 2, size=size)
         frame.to_parquet(folder / f"{split}.parquet")
-    overrides = [
+    cfg = composed(
         "model=tiny_random",
-        f"paths.outputs={tmp_path}/outputs",
-        f"paths.data={tmp_path}/data",
         "finetune.epochs=1",
         "finetune.checkpoint_every=2",
         "finetune.baselines.random_init=false",
-    ]
-    cfg = OmegaConf.create(compose_params(overrides))
-    with open_dict(cfg):
-        cfg.task = OmegaConf.load(CONF_DIR / "task" / "sst2.yaml")
-        cfg.device = "cpu"
+    )
+    cfg.paths.outputs = str(tmp_path / "outputs")
+    cfg.paths.data = str(tmp_path / "data")
+    cfg.task = OmegaConf.load(CONF_DIR / "task" / "sst2.yaml")
+    cfg.device = "cpu"
     saved = []
     real_save = Checkpoints.save
 

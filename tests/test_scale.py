@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -265,32 +264,6 @@ def test_an_interrupted_run_keeps_what_ended_and_a_rerun_completes_it(
 # --- the micro profile --------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def micro(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
-    """The project at this commit in a fresh git repo, composed for the micro profile."""
-    root = tmp_path_factory.mktemp("scale-micro") / "origin"
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
-    ).stdout.split()
-    for name in listed:
-        if name.startswith(("outputs/", "data/glue")) or name == "dvc.lock":
-            continue
-        if (REPO / name).is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, root / name)
-    env = _env(DARK_SECRETS_DATA=str(shared_data))  # read by every stage, inherited by jobs
-    _run([sys.executable, "-m", "pipeline.core.params", "experiment=micro"], root, env=env)
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "config", "user.email", "ci@example.com"],
-        ["git", "config", "user.name", "ci"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-qm", "micro"],
-    ):
-        _run(command, root)
-    return root, env
-
-
 # Outputs that differ between any two runs, sequential ones included, so no runner can
 # reproduce their bytes: torch.save writes the file's temporary name into cnn.pt's archive,
 # and the strip plots of clark_heads jitter their points with numpy's unseeded global RNG
@@ -314,8 +287,8 @@ def _masked_lock(root: Path, not_reproducible: set[str]) -> tuple[list[str], dic
 
 
 @pytest.mark.slow
-def test_the_micro_profile_in_parallel_matches_a_sequential_dvc_repro(micro) -> None:
-    origin, env = micro
+def test_the_micro_profile_in_parallel_matches_a_sequential_dvc_repro(micro_repo) -> None:
+    origin, env = micro_repo  # env's DARK_SECRETS_DATA reaches every stage and submitit job
     sequential = _clone(origin, origin.parent / "sequential")
     _run(["dvc", "repro"], sequential, env=env)
     parallel = _clone(origin, origin.parent / "parallel")

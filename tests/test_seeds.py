@@ -13,12 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf, open_dict
+from omegaconf import OmegaConf
 from safetensors.numpy import load_file
 
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
-from pipeline.core.params import compose_params
 from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun, check_seeds
 from pipeline.michel.ablation import Uncertainty
@@ -31,6 +30,7 @@ from pipeline.michel.seeds import (
     summary_text,
 )
 from stages import finetune as finetune_stage
+from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def test_seeds_must_contain_the_primary_seed() -> None:
 
 
 def test_a_dvc_stage_without_the_primary_seed_in_seeds_fails_in_one_line(tmp_path) -> None:
-    cfg = OmegaConf.create(compose_params())  # composing refuses it: params.yaml edited by hand
+    cfg = composed()  # composing refuses it: params.yaml edited by hand
     cfg.seeds = [43]
     (tmp_path / "params.yaml").write_text(OmegaConf.to_yaml(cfg))
     result = subprocess.run(
@@ -78,14 +78,10 @@ def _tiny_sst2(root: Path) -> None:
 
 def _finetune(root: Path, seed: int) -> Path:
     """The finetune stage as `dvc repro` runs it for (sst2, seed); returns the outputs folder."""
-    cfg = OmegaConf.create(
-        compose_params(
-            ["model=tiny_random", f"paths.data={root}/data", "finetune.epochs=1", "seeds=[42,7]"]
-        )
-    )
-    with open_dict(cfg):
-        cfg.task = OmegaConf.load(CONF_DIR / "task" / "sst2.yaml")
-        cfg.device = "cpu"
+    cfg = composed("model=tiny_random", "finetune.epochs=1", "seeds=[42,7]")
+    cfg.paths.data = str(root / "data")
+    cfg.task = OmegaConf.load(CONF_DIR / "task" / "sst2.yaml")
+    cfg.device = "cpu"
     outputs = root / "outputs"
     finetune_stage.run(StageRun(cfg, out_root=outputs, under_dvc=True, seed_item=seed))
     return outputs

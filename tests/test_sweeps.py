@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 
-from pipeline.core.params import compose_params
 from pipeline.core.stage import StageRun
 from stages import prepare
+from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,7 +48,8 @@ def test_unknown_model_in_a_sweep_lists_valid_models():
 def micro_data(tmp_path_factory, shared_data) -> Path:
     """The micro profile's prepared GLUE subsets, written by the prepare stage itself."""
     root = tmp_path_factory.mktemp("micro")
-    cfg = OmegaConf.create(compose_params(["experiment=micro", f"paths.data={root / 'data'}"]))
+    cfg = composed("experiment=micro")
+    cfg.paths.data = str(root / "data")
     cfg.paths.shared_data = str(shared_data)
     prepare.run(StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True))
     return root / "data"

@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import micro_git_repo, run_ok
+from tests.conftest import run_ok
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def prepared_repo(tmp_path_factory, shared_data) -> tuple[Path, dict[str, str]]:
+def prepared_repo(micro_repo) -> tuple[Path, dict[str, str]]:
     """The micro profile in a fresh git repo, with `prepare` run and its results committed."""
-    root = tmp_path_factory.mktemp("typos") / "repo"
-    env = micro_git_repo(root, shared_data)
+    root, env = micro_repo
     run_ok(["dvc", "repro", "prepare"], root, env)
     run_ok(["git", "add", "-A"], root, env)
     run_ok(["git", "commit", "-qm", "prepared"], root, env)

@@ -1,0 +1,67 @@
+"""What tests build rather than load: tiny random BERTs of a given shape, and configs
+composed once per session."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from transformers import (
+    AutoModel,
+    AutoModelForSequenceClassification,
+    BertConfig,
+    PretrainedConfig,
+    PreTrainedModel,
+)
+
+from pipeline.core.params import compose_params
+
+
+def tiny_bert(
+    layers: int = 2,
+    heads: int = 3,
+    *,
+    hidden: int = 24,
+    intermediate: int = 32,
+    vocab: int = 40,
+    positions: int = 16,
+    labels: int = 2,
+    initializer_range: float = 0.3,
+    family: type[PretrainedConfig] = BertConfig,
+    classifier: bool = True,
+    **extra: Any,
+) -> PreTrainedModel:
+    """A random BERT of `layers` x `heads`, seeded with 0, without dropout, in eval mode,
+    running SDPA: a sequence classifier of `labels` labels, or the bare encoder. The default
+    initializer range is large enough that attention maps differ visibly between heads.
+    `family` builds a BERT-shaped relative (RobertaConfig) with `extra` config keys."""
+    config = family(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=positions,
+        num_labels=labels,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        initializer_range=initializer_range,
+        **extra,
+    )
+    torch.manual_seed(0)
+    auto = AutoModelForSequenceClassification if classifier else AutoModel
+    return auto.from_config(config, attn_implementation="sdpa").eval()
+
+
+@functools.cache
+def composed_yaml(*overrides: str) -> str:
+    """The params.yaml text DVC composes for `overrides` (`compose_params`), composed once
+    per session: the text is immutable, so every caller may share it."""
+    return compose_params(list(overrides))
+
+
+def composed(*overrides: str) -> DictConfig:
+    """The config composed for `overrides` (once per session), as the caller's own copy."""
+    return OmegaConf.create(composed_yaml(*overrides))
