@@ -54,6 +54,7 @@ from pipeline.attention.control import (
 from pipeline.attention.hooked import install_hooks
 from pipeline.attention.norms import value_norms, weighted_norms
 from pipeline.core.errors import PipelineError
+from pipeline.core.heads import check_head
 
 IMPLEMENTATION = "dark_secrets_engine"
 PROBE = "dark_secrets_probe"  # records which module calls the interface, in order
@@ -275,13 +276,3 @@ def head_mask(
         check_head(shape, layer, 0)
         mask[layer] = True
     return mask
-
-
-def check_head(shape: tuple[int, int], layer: int, head: int) -> None:
-    """Raise a one-line error when (layer, head) lies outside a model of `shape`."""
-    num_layers, num_heads = shape
-    if not (0 <= layer < num_layers and 0 <= head < num_heads):
-        raise PipelineError(
-            f"layer {layer}, head {head} is out of range: the model has {num_layers} layers "
-            f"x {num_heads} heads (0-based)"
-        )

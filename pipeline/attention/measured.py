@@ -19,14 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from pipeline.attention.rollout import rollout
 from pipeline.attention.store import AttentionStore, MapReader
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import Measure
+
+if TYPE_CHECKING:
+    import torch
 
 MEASURES = tuple(m.value for m in Measure)
 

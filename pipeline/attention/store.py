@@ -33,11 +33,10 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import torch
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.attention.engine import check_head
 from pipeline.core.errors import PipelineError
+from pipeline.core.heads import check_head
 from pipeline.core.io import atomic_path
 from pipeline.core.stage import seed_folder
 
@@ -311,6 +310,8 @@ def _token_columns(info: TokenInfo) -> dict[str, Any]:
 
 def _to_float16(maps: np.ndarray) -> np.ndarray:
     """float16 copy of `maps`, through torch (NumPy's float16 cast is ~10x slower)."""
+    import torch
+
     return torch.from_numpy(np.ascontiguousarray(maps)).to(torch.float16).numpy()
 
 

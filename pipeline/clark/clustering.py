@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.manifold import MDS
 
 from pipeline.clark.entropy import smooth
 from pipeline.core.stats import Interval, bootstrap_interval
@@ -73,6 +72,8 @@ def same_layer_margin(
 
 def embed(distances: np.ndarray, seed: int) -> np.ndarray:
     """2-D metric MDS of a precomputed distance matrix [K, K] -> [K, 2]."""
+    from sklearn.manifold import MDS
+
     mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=seed)
     return mds.fit_transform(distances)
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import torch
 
 from pipeline.clark.ud import Sentence
+
+if TYPE_CHECKING:
+    import torch
 
 DIRECTIONS = ("dep->head", "head->dep")
 ALL = "all relations"
@@ -32,7 +35,7 @@ def predict_heads(maps: torch.Tensor) -> np.ndarray:
     words.diagonal(dim1=-2, dim2=-1).fill_(-1.0)  # a word is never its own head
     from_dependent = words.argmax(-1)  # [L, H, w]: the word each dependent attends to most
     to_dependent = words.argmax(-2)  # [L, H, w]: the word that attends most to each dependent
-    return torch.stack([from_dependent, to_dependent]).numpy() + 1
+    return np.stack([from_dependent.numpy(), to_dependent.numpy()]) + 1
 
 
 def offset_heads(length: int, offsets: Sequence[int]) -> np.ndarray:

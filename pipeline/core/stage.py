@@ -32,7 +32,6 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import Captioned, save_figure, write_json, write_table
-from pipeline.core.precision import pick_device
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
 
 if TYPE_CHECKING:
@@ -75,6 +74,8 @@ class StageRun:
     @property
     def device(self) -> torch.device:
         """The device every model of the run computes on (`device`)."""
+        from pipeline.core.precision import pick_device
+
         return pick_device(self.cfg.device)
 
     @property

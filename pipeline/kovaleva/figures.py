@@ -8,6 +8,7 @@ numbered from 1.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -18,9 +19,6 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.io import Captioned
-from pipeline.core.schema import FramenetConfig
-from pipeline.kovaleva.analysis import TaskAnalysis
-from pipeline.kovaleva.framenet_heads import FrameNetHeads
 from pipeline.kovaleva.tables import VARIANTS
 from pipeline.plotting.figures import (
     attention_grid,
@@ -29,6 +27,11 @@ from pipeline.plotting.figures import (
     map_panels,
     panel_grid,
 )
+
+if TYPE_CHECKING:
+    from pipeline.core.schema import FramenetConfig
+    from pipeline.kovaleva.analysis import TaskAnalysis
+    from pipeline.kovaleva.framenet_heads import FrameNetHeads
 
 
 def whiskers(table: pd.DataFrame, value: str) -> np.ndarray:

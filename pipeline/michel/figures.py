@@ -14,6 +14,8 @@ and heads numbered from 1, as written).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display is needed
@@ -23,8 +25,10 @@ import pandas as pd
 import seaborn as sns
 
 from pipeline.core.io import Captioned
-from pipeline.core.schema import AblateConfig
-from pipeline.michel.run import Ablated
+
+if TYPE_CHECKING:
+    from pipeline.core.schema import AblateConfig
+    from pipeline.michel.run import Ablated
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
 ALPHA = 0.05  # q-values below it are marked significant

@@ -3,6 +3,8 @@ Michel et al.'s gradient pruning, on one pair of axes, drawn from the gates stag
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display is needed
@@ -11,7 +13,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.core.io import Captioned
-from pipeline.michel.gates_run import GatesResult
+
+if TYPE_CHECKING:
+    from pipeline.michel.gates_run import GatesResult
 
 LABELS = {"gates": "hard-concrete gates (Voita)", "gradient": "gradient pruning (Michel)"}
 

@@ -16,7 +16,6 @@ matplotlib.use("Agg")  # figures are files; no display is needed
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 HEATMAP_CMAP = "viridis"
 
@@ -31,6 +30,8 @@ def _panel(
     vmax: float | None,
     annotate: bool,
 ) -> None:
+    import seaborn as sns
+
     grid = table.pivot_table(index=rows, columns=cols, values=value, aggfunc="first")
     sns.heatmap(
         grid,
@@ -145,6 +146,8 @@ def attention_map(
     title: str | None = None,
 ) -> None:
     """One head's map with the word pieces on both axes."""
+    import seaborn as sns
+
     sns.heatmap(
         weights,
         ax=ax,
@@ -185,6 +188,8 @@ def map_panels(cells: pd.DataFrame, panels: pd.DataFrame, ncols: int = 3) -> plt
 
 def loss_curve_figure(curves: pd.DataFrame, task: str) -> plt.Figure:
     """Mean training loss per logging window (columns variant, step, loss), one line per variant."""
+    import seaborn as sns
+
     figure, axis = plt.subplots(figsize=(5, 3.2))
     sns.lineplot(data=curves, x="step", y="loss", hue="variant", marker="o", ax=axis)
     axis.set_title(f"{task}: training loss")
