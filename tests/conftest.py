@@ -67,9 +67,10 @@ def copy_project(root: Path) -> None:
             shutil.copy2(REPO / name, root / name)
 
 
-def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
+def micro_git_repo(root: Path, shared_data: Path, *overrides: str) -> dict[str, str]:
     """Copy the project's files into a fresh git repo at `root`, composed for the micro
-    profile and committed; return the environment to run `dvc` and the stages in it."""
+    profile (plus `overrides`, e.g. `model=tiny_albert`) and committed; return the
+    environment to run `dvc` and the stages in it."""
     copy_project(root)
     env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
@@ -77,7 +78,7 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
         ["git", "init", "-q"],
         ["git", "config", "user.email", "ci@example.com"],
         ["git", "config", "user.name", "ci"],
-        [sys.executable, "-m", "pipeline.core.params", "experiment=micro"],
+        [sys.executable, "-m", "pipeline.core.params", "experiment=micro", *overrides],
         ["git", "add", "-A"],
         ["git", "commit", "-qm", "micro"],
     ):

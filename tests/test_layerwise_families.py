@@ -82,7 +82,9 @@ def test_sweep_equals_the_models_own_forward(cut, mode):
         ablations_per_pass=3, progress=False,
     )  # fmt: skip
     model = layerwise.model
-    np.testing.assert_allclose(fast.baseline, forward_logits(model, examples, HeadControl), atol=1e-5)
+    np.testing.assert_allclose(
+        fast.baseline, forward_logits(model, examples, HeadControl), atol=1e-5
+    )
     for ablation, got in zip(ablations, fast.logits, strict=True):
         mask = ablation.mask(SHAPE)
         want = forward_logits(model, examples, lambda m=mask: HeadControl(disabled=m, mode=mode))
@@ -174,7 +176,9 @@ def test_value_weighted_norms_equal_the_naive_reference(name):
     plain = plain_model(family)
     engine = attach(copy.deepcopy(plain))
     batch = make_batch(family.pad_id)
-    control = HeadControl(capture=range(LAYERS), value_grams=value_grams(engine, list(range(LAYERS))))
+    control = HeadControl(
+        capture=range(LAYERS), value_grams=value_grams(engine, list(range(LAYERS)))
+    )
     with torch.no_grad():
         engine(**batch, head_control=control)
     want = naive_norms(plain, batch)
