@@ -90,6 +90,14 @@ def test_dvc_repro_runs_the_whole_pipeline_on_another_family(tmp_path, shared_da
     """The micro profile on a tiny random DistilBERT and ALBERT (one layer shared by both
     layers): every stage runs, its outputs are there, the claims table is built, and the
     stored maps are what the fine-tuned model's own eager attention computes."""
+    root = tmp_path / "repo"
+    env = micro_git_repo(root, shared_data, f"model={model}")
+    run_ok(["dvc", "repro"], root, env)
+    check_family_run(root, env, model)
+
+
+def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
+    """What a whole micro run on `model` must leave in `root` (see the test above)."""
     import numpy as np
     import torch
     from omegaconf import OmegaConf
@@ -97,9 +105,6 @@ def test_dvc_repro_runs_the_whole_pipeline_on_another_family(tmp_path, shared_da
     from pipeline.attention.store import AttentionStore
     from pipeline.models.loading import load_finetuned, load_tokenizer
 
-    root = tmp_path / "repo"
-    env = micro_git_repo(root, shared_data, f"model={model}")
-    run_ok(["dvc", "repro"], root, env)
     stages = run_ok(["dvc", "stage", "list", "--name-only"], root, env).split()
     locked = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
     assert stages and set(stages) <= set(locked), sorted(set(stages) - set(locked))
