@@ -45,9 +45,9 @@ def tokenizer(minilm_cfg):
     return load_tokenizer(minilm_cfg)
 
 
-def run_ok(args: list[str], cwd: Path, env: dict[str, str]) -> str:
-    """Run a command; fail the test with its output tails unless it exits 0."""
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+def run_ok(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 1800) -> str:
+    """Run a command; fail the test with its output tails unless it exits 0 within `timeout` s."""
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, (
         f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     )
