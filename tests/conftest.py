@@ -52,9 +52,9 @@ def tokenizer(minilm_cfg):
     return load_tokenizer(minilm_cfg)
 
 
-def run_ok(args: list[str], cwd: Path, env: dict[str, str]) -> str:
-    """Run a command; fail the test with its output tails unless it exits 0."""
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+def run_ok(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 1800) -> str:
+    """Run a command; fail the test with its output tails unless it exits 0 within `timeout` s."""
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, (
         f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     )
@@ -74,9 +74,10 @@ def copy_project(root: Path) -> None:
             shutil.copy2(REPO / name, root / name)
 
 
-def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
+def micro_git_repo(root: Path, shared_data: Path, *overrides: str) -> dict[str, str]:
     """Copy the project's files into a fresh git repo at `root`, composed for the micro
-    profile and committed; return the environment to run `dvc` and the stages in it."""
+    profile (plus `overrides`, e.g. `model=tiny_albert`) and committed; return the
+    environment to run `dvc` and the stages in it."""
     copy_project(root)
     env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
@@ -84,7 +85,7 @@ def micro_git_repo(root: Path, shared_data: Path) -> dict[str, str]:
         ["git", "init", "-q"],
         ["git", "config", "user.email", "ci@example.com"],
         ["git", "config", "user.name", "ci"],
-        [sys.executable, "-m", "pipeline.core.params", "experiment=micro"],
+        [sys.executable, "-m", "pipeline.core.params", "experiment=micro", *overrides],
         ["git", "add", "-A"],
         ["git", "commit", "-qm", "micro"],
     ):

@@ -11,8 +11,8 @@ import torch
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 from transformers import (
-    DistilBertConfig,
-    DistilBertForSequenceClassification,
+    MPNetConfig,
+    MPNetForSequenceClassification,
     RobertaConfig,
     RobertaForSequenceClassification,
 )
@@ -140,9 +140,10 @@ def test_out_of_range_ablation_names_the_shape(layerwise, rows, ablation):
 
 
 def test_unsupported_architecture_fails_clearly():
-    config = DistilBertConfig(vocab_size=100, dim=16, n_layers=1, n_heads=2, hidden_dim=32)
+    config = MPNetConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                         num_attention_heads=2, intermediate_size=32)  # fmt: skip
     with pytest.raises(PipelineError, match="not supported layer by layer"):
-        Layerwise.of(DistilBertForSequenceClassification(config))
+        Layerwise.of(MPNetForSequenceClassification(config))
 
 
 def test_plan_chunks_respects_the_budget():
@@ -470,7 +471,7 @@ def test_roberta_style_classifier_sweeps_like_the_naive_loop():
     torch.manual_seed(0)
     model = RobertaForSequenceClassification(config)
     layerwise = Layerwise.of(attach(model))  # checks the cut against model(...)
-    assert layerwise.pooler is None  # RoBERTa's head reads the first token itself
+    assert layerwise.model.base_model.pooler is None  # RoBERTa's head reads the first token
     generator = torch.Generator().manual_seed(2)
     rows = [
         {"input_ids": [0, *torch.randint(3, 100, (n,), generator=generator).tolist(), 2]}

@@ -75,3 +75,64 @@ def test_dvc_exp_run_composes_overrides_into_params(micro_repo):
     experiment = [r for r in rows if r["Experiment"] and r["finetune.epochs"] == "2"]
     column = "outputs/metrics/finetune/mrpc/seed42.json:finetuned.accuracy"
     assert experiment and experiment[0][column]
+
+
+@pytest.mark.parametrize("model", ["tiny_distilbert", "tiny_albert"])
+def test_dvc_repro_runs_the_whole_pipeline_on_another_family(tmp_path, shared_data, model):
+    """The micro profile on a tiny random DistilBERT and ALBERT (one layer shared by both
+    layers): every stage runs, its outputs are there, the claims table is built, and the
+    stored maps are what the fine-tuned model's own eager attention computes."""
+    root = tmp_path / "repo"
+    env = micro_git_repo(root, shared_data, f"model={model}")
+    run_ok(["dvc", "repro"], root, env, timeout=5400)  # 72 min for DistilBERT on 2 busy cores
+    check_family_run(root, env, model)
+
+
+def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
+    """What a whole micro run on `model` must leave in `root` (see the test above)."""
+    import numpy as np
+    import torch
+    from omegaconf import OmegaConf
+
+    from pipeline.attention.store import AttentionStore
+    from pipeline.models.loading import load_finetuned, load_tokenizer
+
+    stages = run_ok(["dvc", "stage", "list", "--name-only"], root, env).split()
+    locked = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    assert stages and set(stages) <= set(locked), sorted(set(stages) - set(locked))
+    for seed in ("seed42", "seed43"):
+        for stage in ("finetune", "dump_attention", "analyze", "clark_heads", "measures",
+                      "gates", "ablate"):  # fmt: skip
+            for task in ("mrpc", "rte"):
+                assert (root / f"outputs/metrics/{stage}/{task}/{seed}.json").exists(), stage
+        for stage in ("patterns_apply", "table1"):
+            assert (root / f"outputs/metrics/{stage}/{seed}.json").exists(), (stage, seed)
+    claims = json.loads((root / "outputs/metrics/claims.json").read_text())
+    assert claims["seeds.count"] == 2 and claims["seeds.claims"] > 0
+    assert (root / "outputs/plots/claims/claims_by_seed.csv").read_text().count("\n") > 1
+    assert (root / "outputs/report.html").stat().st_size > 0
+    params = yaml.safe_load((root / "params.yaml").read_text())["model"]
+    assert params["name"] == model
+    shape = (
+        params["random_config"]["num_hidden_layers"],
+        params["random_config"]["num_attention_heads"],
+    )
+    assert numbering_violations(root / "outputs", *shape) == []
+
+    # the stored maps of the fine-tuned variant are the saved model's eager attentions
+    finetuned = load_finetuned(root / "outputs/models/mrpc/seed42").eval()
+    assert finetuned.config.model_type == model.removeprefix("tiny_")
+    finetuned.set_attn_implementation("eager")
+    tokenizer = load_tokenizer(OmegaConf.create(params))
+    store = AttentionStore(root / "outputs/attention/mrpc/seed42.parquet", expect_model=model)
+    assert store.shape == shape
+    stored = store.maps("finetuned", "mrpc")
+    for example_id in store.example_ids("finetuned", "mrpc")[:4]:
+        info = store.tokens("mrpc", example_id)
+        batch = {"input_ids": torch.tensor([tokenizer.convert_tokens_to_ids(info.tokens)])}
+        if model == "tiny_albert":  # DistilBERT has no segment embeddings
+            batch["token_type_ids"] = torch.from_numpy(info.segment_ids)[None]
+        with torch.no_grad():
+            eager = finetuned(**batch, output_attentions=True).attentions  # L x [1, H, n, n]
+        want = torch.cat(eager).numpy()  # [L, H, n, n]
+        np.testing.assert_allclose(stored[example_id], want, atol=2e-3, rtol=0)

@@ -68,6 +68,11 @@ class HeadControl:
         self.calls[id(module)] = done + 1
         return layers[done]
 
+    def resume_at(self, module: nn.Module, layer: int) -> None:
+        """Make the next call of shared `module` compute `layer`: a pass run one layer at a
+        time (pipeline/attention/layerwise.py) may start above the first layer."""
+        self.calls[id(module)] = getattr(module, ENGINE_LAYERS).index(layer)
+
     def disabled_in(self, layer: int) -> torch.Tensor | None:
         """Disabled heads of `layer` as bool [B or 1, H], or None when none is."""
         if self.disabled is None:

@@ -1,31 +1,39 @@
 """A sequence classifier run one encoder layer at a time, so a pass can start at any layer.
 
 Ablation sweeps cache the hidden states that enter each layer and rerun only the layers at
-and above the one an ablation touches. That needs the model cut into three parts, which
-transformers 5 BERT-family classifiers (BERT, RoBERTa, ELECTRA, ...) all have:
+and above the one an ablation touches. That needs the model cut into three parts, which the
+family's layout (pipeline/attention/families.py) names:
 
-- `model.base_model.embeddings(input_ids=..., token_type_ids=...)` -> [B, T, D];
-- `model.base_model.encoder.layer[i](hidden, mask, head_control=...)` -> [B, T, D];
-- the head: `classifier(dropout(pooler(h)))` where `classifier` is a linear layer on the
-  pooled first-token vector (BERT), else `classifier(h)` (RoBERTa-style heads read h[:, 0]).
+- the embeddings: hidden states [B, T, D] entering layer 0;
+- the layers: `layer(hidden, mask, head_control=...)` -> [B, T, D], one module per layer
+  (ALBERT's one shared module once per layer it computes);
+- the head: logits [B, C] from the top layer's first position (BERT: `classifier(dropout(
+  pooler(h)))`; RoBERTa, ELECTRA: `classifier(h)`; DistilBERT: `classifier(dropout(relu(
+  pre_classifier(h[:, 0]))))`; ALBERT: `classifier(dropout(tanh(pooler(h[:, 0]))))`).
 
-The head reads only the first ([CLS]) position of the top layer, so the top layer computes
+The head reads only the first ([CLS]) position of the top layer, so where the layer has
+BERT's `attention.self`, `attention.output`, `feed_forward_chunk` parts the top layer computes
 its keys and values for every token but its attention output projection and feed-forward
-block for the first position only (when the layer has BERT's `attention.self`,
-`attention.output`, `feed_forward_chunk` parts). `Layerwise.of` checks the cut against the
-model's own forward pass, so an architecture that does not fit fails loudly.
+block for the first position only. A module shared by several layers (ALBERT) counts its
+calls per pass to know its layer; a pass that starts at layer k tells it so first.
+`Layerwise.of` checks the cut against the model's own forward pass, so an architecture that
+does not fit fails loudly; the families whose layers need terms their encoder computes once
+per pass (ModernBERT, DeBERTa-v2/v3, MPNet) and models on the engine's hook path are refused
+in one line.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 from transformers import PreTrainedModel
 from transformers.masking_utils import create_bidirectional_mask
 
-from pipeline.attention.engine import HeadControl
+from pipeline.attention.control import ENGINE_LAYERS
+from pipeline.attention.engine import ROUTE, HeadControl
+from pipeline.attention.families import Layout, layout_of
 from pipeline.core.errors import PipelineError
 
 CHECK_TOLERANCE = 1e-4
@@ -43,43 +51,46 @@ class Layerwise:
     """The three parts of a classifier, called one layer at a time."""
 
     model: PreTrainedModel
-    embeddings: nn.Module
-    layers: nn.ModuleList
-    pooler: nn.Module | None
-    dropout: nn.Module
-    classifier: nn.Module
+    layout: Layout
+    layers: list[nn.Module]  # the module computing layer i
     first_token_top: bool  # the top layer computes the first position only
+    # per layer, the modules shared with other layers and the engine's layer tuple they carry
+    shared: list[list[nn.Module]] = field(default_factory=list)
 
     @classmethod
     def of(cls, model: PreTrainedModel) -> Layerwise:
-        """Cut `model` (put in eval mode) and check the cut; fail with a one-line error where
-        it does not fit."""
+        """Cut `model` (put in eval mode; attach it to the engine first) and check the cut;
+        fail with a one-line error where it does not fit."""
         model.eval()
-        base = model.base_model
-        layers = getattr(getattr(base, "encoder", None), "layer", None)
-        classifier = getattr(model, "classifier", None)
-        pooled = isinstance(classifier, nn.Linear)
-        pooler = getattr(base, "pooler", None)
-        if (
-            getattr(base, "embeddings", None) is None
-            or not isinstance(layers, nn.ModuleList)
-            or classifier is None
-            or (pooled and pooler is None)
-            or model.config.is_decoder
-        ):
+        name = f"{type(model).__name__} ({model.config.model_type})"
+        layout = layout_of(model)
+        if layout.embed is None or layout.head is None:
             raise PipelineError(
-                f"{type(model).__name__} is not supported layer by layer: ablation needs a "
-                "BERT-family encoder classifier (base_model.embeddings, base_model.encoder.layer, "
-                "a classifier head), e.g. BertForSequenceClassification"
+                f"{name} is not supported layer by layer: {layout.not_layerwise}; the "
+                "ablate and gates stages need BERT, RoBERTa, ELECTRA, DistilBERT or ALBERT"
             )
+        if getattr(model, ROUTE, None) == "hooks":
+            raise PipelineError(
+                f"{name} runs the attention engine's hook path, which reads head_control from "
+                "the model's forward; a layer-by-layer pass needs the interface path "
+                "(attach(model) without route='hooks')"
+            )
+        if getattr(model.config, "is_decoder", False) or getattr(model, "classifier", None) is None:
+            raise PipelineError(
+                f"{name} is not supported layer by layer: ablation needs an encoder with a "
+                "sequence classification head, e.g. BertForSequenceClassification"
+            )
+        layers = list(layout.layers(model.base_model))
+        shared = [
+            [m for m in layer.modules() if len(getattr(m, ENGINE_LAYERS, ())) > 1]
+            for layer in layers
+        ]
         cut = cls(
             model=model,
-            embeddings=base.embeddings,
+            layout=layout,
             layers=layers,
-            pooler=pooler if pooled else None,
-            dropout=getattr(model, "dropout", nn.Identity()),
-            classifier=classifier,
             first_token_top=_has_bert_parts(layers[-1]),
+            shared=shared,
         )
         cut.check()
         return cut
@@ -90,9 +101,7 @@ class Layerwise:
 
     def embed(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(hidden [B, T, D] entering layer 0, attention mask for the layers or None)."""
-        hidden = self.embeddings(
-            input_ids=batch["input_ids"], token_type_ids=batch.get("token_type_ids")
-        )
+        hidden = self.layout.embed(self.model.base_model, batch)
         mask = create_bidirectional_mask(
             config=self.model.config, inputs_embeds=hidden, attention_mask=batch["attention_mask"]
         )
@@ -107,10 +116,10 @@ class Layerwise:
         keep: list[torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """Logits [B, C] from layer `start` up; appends each layer's input to `keep` if given."""
-        for layer in self.layers[start:-1]:
+        for index in range(start, self.num_layers - 1):
             if keep is not None:
                 keep.append(hidden)
-            output = layer(hidden, mask, head_control=control)
+            output = self._layer(index, hidden, mask, control)
             hidden = output[0] if isinstance(output, tuple) else output
         if keep is not None:
             keep.append(hidden)
@@ -120,17 +129,22 @@ class Layerwise:
         """The top layer's output [B, 1, D] (first position) or [B, T, D]."""
         top = self.layers[-1]
         if not self.first_token_top:
-            output = top(hidden, mask, head_control=control)
+            output = self._layer(self.num_layers - 1, hidden, mask, control)
             return output[0] if isinstance(output, tuple) else output
         context, _ = top.attention.self(hidden, mask, head_control=control)  # [B, T, D]
         first = top.attention.output(context[:, :1], hidden[:, :1])  # [B, 1, D]
         return top.feed_forward_chunk(first)
 
+    def _layer(self, index: int, hidden, mask, control):
+        """Layer `index` on `hidden` [B, T, D]; a shared module is told which layer it runs."""
+        if control is not None:
+            for module in self.shared[index]:
+                control.resume_at(module, index)
+        return self.layers[index](hidden, mask, head_control=control)
+
     def _classify(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits [B, C] from the top layer's output, whose first position the head reads."""
-        if self.pooler is not None:
-            return self.classifier(self.dropout(self.pooler(hidden)))
-        return self.classifier(hidden)
+        return self.layout.head(self.model, hidden)
 
     @torch.no_grad()
     def check(self) -> None:

@@ -13,31 +13,16 @@ The engine (pipeline/attention/engine.py) has the value vectors v_h(x_j) = x_j W
 in hand; ||f_h(x_j)||^2 = v_h(x_j) G_h v_h(x_j)^T with the Gram matrix
 G_h = W_O^h (W_O^h)^T ([D, D]), so the norms cost one [D, D] product per token and head rather
 than a [D, hidden] one. The output bias b_O is shared by all tokens and is left out, as in the
-paper. No model code is patched: the output projections are read from the model's modules.
+paper. No model code is patched: the output projections are read from the model's modules,
+found through the family's layout (pipeline/attention/families.py).
 """
 
 from __future__ import annotations
 
 import torch
-from torch import nn
 from transformers import PreTrainedModel
 
-from pipeline.core.errors import PipelineError
-
-
-def output_projection(model: PreTrainedModel, layer: int) -> nn.Linear:
-    """The attention output dense layer of `layer` (BERT-family: `attention.output.dense`)."""
-    for name, module in model.named_modules():
-        if getattr(module, "layer_idx", None) == layer:
-            parent = model.get_submodule(name.rpartition(".")[0])
-            dense = getattr(getattr(parent, "output", None), "dense", None)
-            if isinstance(dense, nn.Linear):
-                return dense
-    raise PipelineError(
-        f"{type(model).__name__}: no attention output projection found for layer {layer} "
-        "(expected `<layer>.attention.output.dense` beside the self-attention module); "
-        "value-weighted norms need a BERT-family encoder"
-    )
+from pipeline.attention.families import output_projection
 
 
 def value_grams(model: PreTrainedModel, layers: list[int]) -> dict[int, torch.Tensor]:
