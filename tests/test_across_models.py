@@ -14,7 +14,8 @@ import pytest
 
 from pipeline.claims.across_models import main, read_run, write_outputs
 from pipeline.core.errors import PipelineError
-from tests.conftest import run_ok
+from pipeline.report.html import render_report
+from tests.conftest import micro_git_repo, run_ok
 
 # What the toy stage writes per model: claim -> (estimate, ci_low, ci_high, verdict).
 PLANTED = {
@@ -118,6 +119,42 @@ def test_bad_experiments_fail_in_one_line(
     assert not (tmp_path / "plots").exists()  # nothing half written
 
 
+def test_the_report_shows_the_table(toy_repo: Path, tmp_path: Path) -> None:
+    write_outputs(tmp_path, [read_run(toy_repo, name) for name in ("exp-alpha", "exp-beta")])
+    page = render_report(tmp_path, "toy", "")
+    assert "<h2>Claims across models: one DVC experiment per model</h2>" in page
+    assert "<th>alpha</th><th>beta</th>" in page
+    assert '<td class="contradicted">-0.4 [-0.6, -0.2] contradicted</td>' in page
+
+
 def test_an_unknown_name_is_a_pipeline_error(toy_repo: Path) -> None:
     with pytest.raises(PipelineError, match="dvc exp list"):
         read_run(toy_repo, "nope")
+
+
+@pytest.mark.slow  # two micro pipelines (one task, one seed each): about 15 min on 2 CPU cores
+def test_two_tiny_models_as_queued_experiments(tmp_path: Path, shared_data: Path) -> None:
+    """The documented sequence on a copy of the project: two tiny random BERTs (2 and 3
+    layers) queued as experiments of the micro profile, run together, collected into one
+    table, which the report then shows."""
+    root = tmp_path / "repo"
+    env = micro_git_repo(root, shared_data)  # DARK_SECRETS_DATA is absolute: runs in temp dirs
+    micro = ["-S", "experiment=micro", "-S", "tasks=[mrpc]", "-S", "seeds=[42]"]
+    deeper = ["-S", "model.name=tiny_random_l3", "-S", "model.random_config.num_hidden_layers=3"]
+    run_ok(["dvc", "exp", "run", "--queue", "-n", "tiny-l2", *micro], root, env)
+    run_ok(["dvc", "exp", "run", "--queue", "-n", "tiny-l3", *micro, *deeper], root, env)
+    run_ok(["dvc", "exp", "run", "--run-all", "-j", "2"], root, env)
+    run_ok(["dvc", "exp", "apply", "tiny-l3"], root, env)  # its outputs, for the report below
+    run_ok([sys.executable, "-m", "pipeline.claims.across_models", "tiny-l2", "tiny-l3"], root, env)
+
+    table = pd.read_csv(root / "outputs/plots/across_models/claims.csv")
+    for name, model in (("tiny-l2", "tiny_random"), ("tiny-l3", "tiny_random_l3")):
+        own = read_run(root, name).claims.set_index("claim")
+        assert read_run(root, name).model == model
+        mine = table.set_index("claim").loc[own.index]
+        assert mine[f"{model}.verdict"].tolist() == own["verdict"].tolist()
+        assert mine[f"{model}.estimate"].fillna(-9).tolist() == own["estimate"].fillna(-9).tolist()
+    assert table["paper_number"].notna().any()
+    run_ok(["dvc", "repro", "report"], root, env)  # upstream is tiny-l3's: only the report runs
+    page = (root / "outputs/report.html").read_text()
+    assert "Claims across models" in page and "<th>tiny_random_l3</th>" in page
