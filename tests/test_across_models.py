@@ -128,6 +128,12 @@ def test_the_report_shows_the_table(toy_repo: Path, tmp_path: Path) -> None:
     assert '<td class="contradicted">-0.4 [-0.6, -0.2] contradicted</td>' in page
 
 
+def test_a_folder_that_is_no_dvc_repo_fails_in_one_line(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["exp-alpha", "--repo", str(tmp_path)])
+    assert capsys.readouterr().err == f"error: {tmp_path} is not a DVC repository: pass --repo\n"
+
+
 def test_an_unknown_name_is_a_pipeline_error(toy_repo: Path) -> None:
     with pytest.raises(PipelineError, match="dvc exp list"):
         read_run(toy_repo, "nope")

@@ -60,18 +60,20 @@ class ModelRun:
 def read_run(repo: Path, name: str) -> ModelRun:
     """The claims table and model of the experiment (or git revision) `name` in `repo`."""
     import dvc.api
-    from dvc.exceptions import PathMissingError
+    from dvc.exceptions import NotDvcRepoError, PathMissingError
     from dvc.repo import Repo
     from dvc.scm import RevError, resolve_rev
 
-    with Repo(str(repo)) as dvc_repo:
-        try:
+    try:
+        with Repo(str(repo)) as dvc_repo:
             commit = resolve_rev(dvc_repo.scm, name)
-        except RevError:
-            raise PipelineError(
-                f"no experiment or git revision named {name!r} in {repo}: "
-                "`dvc exp list` shows the experiments"
-            ) from None
+    except NotDvcRepoError:
+        raise PipelineError(f"{repo} is not a DVC repository: pass --repo") from None
+    except RevError:
+        raise PipelineError(
+            f"no experiment or git revision named {name!r} in {repo}: "
+            "`dvc exp list` shows the experiments"
+        ) from None
     try:
         text = dvc.api.read(CLAIMS_CSV, repo=str(repo), rev=commit)
     except (PathMissingError, FileNotFoundError):
