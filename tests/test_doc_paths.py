@@ -33,10 +33,12 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 
 # Written at run time outside DVC's outputs: stage wall times, resumable fine-tuning
-# checkpoints (deleted when the stage finishes), the label sheets patterns_sample renders, and
-# the labels the annotation page appends (absent until someone labels).
+# checkpoints (deleted when the stage finishes), the label sheets patterns_sample renders, the
+# labels the annotation page appends (absent until someone labels), and the claim x model
+# table that pipeline.claims.across_models builds from experiments.
 RUNTIME = re.compile(
-    r"outputs/(timings|checkpoints|labelling)(/.*)?|data/annotations/[\w.-]+/human\.csv"
+    r"outputs/(timings|checkpoints|labelling|(plots|figures)/across_models)(/.*)?"
+    r"|data/annotations/[\w.-]+/human\.csv"
 )
 PLACEHOLDER = re.compile(r"<[^>]*>|\*+|\b(?!README\b)[A-Z][A-Z_]+\b")
 LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s#]*)(#[^)\s]*)?\)")

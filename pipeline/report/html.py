@@ -22,6 +22,7 @@ import pandas as pd
 # Report order and headings; stage folders not listed here follow, by name.
 SECTIONS: dict[str, str] = {
     "claims": "Claims: the papers' findings tested on this run",
+    "across_models": "Claims across models: one DVC experiment per model",
     "finetune": "Fine-tuning: loss curves and Table 1 (Kovaleva et al. Table 1)",
     "patterns_train": "Attention-pattern classifier (Kovaleva et al. Sec. 4.1)",
     "patterns_apply": "Attention-pattern types per task (Kovaleva et al. Figs. 1-2)",
@@ -37,6 +38,8 @@ SECTIONS: dict[str, str] = {
 MAX_TABLE_ROWS = 25
 SUMMARY_FILE = "summary.txt"
 CLAIMS_TABLE = Path("claims") / "claims.csv"  # shown in full, verdicts coloured
+# claim x model, written by `python -m pipeline.claims.across_models`: in full, coloured
+ACROSS_TABLE = Path("across_models") / "claims.csv"
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,33 @@ def _claim_row(claim: tuple) -> str:
     )
 
 
+def _across_html(path: Path) -> str:
+    """The claim x model table in full: the paper's number once, then per model this run's
+    estimate [interval] and verdict, coloured by verdict."""
+    table = pd.read_csv(path)
+    models = [c.removesuffix(".verdict") for c in table.columns if c.endswith(".verdict")]
+    header = "".join(f"<th>{html.escape(h)}</th>" for h in ("claim", "paper", *models))
+    rows = []
+    for claim in table.to_dict("records"):
+        number = "" if pd.isna(claim["paper_number"]) else f"{claim['paper_number']:.3g}"
+        cells = []
+        for model in models:
+            verdict = claim[f"{model}.verdict"]
+            if not isinstance(verdict, str):  # this model's run lacks the claim
+                cells.append("<td></td>")
+                continue
+            estimate = _estimate(
+                *(claim[f"{model}.{k}"] for k in ("estimate", "ci_low", "ci_high"))
+            )
+            cells.append(f'<td class="{verdict.replace(" ", "-")}">{estimate} {verdict}</td>')
+        rows.append(
+            f"<tr><td>{html.escape(claim['claim'])}"
+            f'<span class="meta">{html.escape(claim["finding"])}</span></td>'
+            f"<td>{number}</td>{''.join(cells)}</tr>"
+        )
+    return f'<table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
+
+
 def _metrics_html(paths: list[Path], root: Path) -> str:
     rows = []
     for path in paths:
@@ -200,8 +230,9 @@ def render_report(outputs: Path, title: str, params_text: str) -> str:
             parts.append(f'<p class="summary">{html.escape(summary.read_text())}</p>')
         parts += [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
         tables = sorted((table_root / stage).rglob("*.csv"))
-        parts += [_claims_html(p) for p in tables if p == table_root / CLAIMS_TABLE]
-        parts += [_table_html(p, outputs) for p in tables if p != table_root / CLAIMS_TABLE]
+        special = {table_root / CLAIMS_TABLE: _claims_html, table_root / ACROSS_TABLE: _across_html}
+        parts += [special[p](p) for p in tables if p in special]
+        parts += [_table_html(p, outputs) for p in tables if p not in special]
         metric_files = sorted((metric_root / stage).rglob("*.json"))
         metric_files += [p for p in [metric_root / f"{stage}.json"] if p.exists()]
         if metric_files:

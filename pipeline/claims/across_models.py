@@ -1,0 +1,232 @@
+"""Claims across models: one table of every claim x model, built from DVC experiments.
+
+Each model is one DVC experiment (or any git revision) of this pipeline: one model's DAG per
+run, its params and outputs recorded in the experiment's commit (docs/comparing-runs.md says
+why experiments rather than a model axis in dvc.yaml). This module reads, for each given
+experiment name or git revision, the claims table that the claims stage wrote there
+(outputs/plots/claims/claims.csv, kept in git) and the model it ran (`model.name` of its
+params.yaml), through DVC's API, and writes:
+
+- outputs/plots/across_models/claims.csv: one row per claim (claim, kind, source, finding,
+  statistic, paper_number), then per model `<model>.estimate`, `.ci_low`, `.ci_high`,
+  `.verdict`, `.reason`;
+- outputs/plots/across_models/runs.csv: model, experiment, the commit it was read from;
+- outputs/plots/across_models/claims.md: the table to read, the paper's number once;
+- outputs/plots/across_models/summary.txt: the verdict counts per model, in sentences;
+- outputs/figures/across_models/verdicts.png: the verdicts as a claims x models grid.
+
+The report stage depends on outputs/plots and outputs/figures whole, so `dvc repro`
+redraws the report when this table changes; the commits in runs.csv say exactly which runs
+the table holds.
+
+    python -m pipeline.claims.across_models minilm tiny
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.claims.rules import VERDICTS
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import Captioned, save_figure, write_table, write_text
+
+CLAIMS_CSV = "outputs/plots/claims/claims.csv"
+TABLE_DIR = Path("plots") / "across_models"  # under the outputs folder
+FIGURE = Path("figures") / "across_models" / "verdicts.png"
+SHARED = ("claim", "kind", "source", "finding", "statistic", "paper_number")
+PER_MODEL = ("estimate", "ci_low", "ci_high", "verdict", "reason")
+COLOURS = {"supported": "#7fbf7f", "contradicted": "#e07b7b", "inconclusive": "#d9d9d9",
+           "underpowered": "#f2c46d", "not testable": "#a9a9d9"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One experiment's claims: the name it was asked by, its commit, model and table."""
+
+    name: str
+    commit: str
+    model: str
+    claims: pd.DataFrame
+
+
+def read_run(repo: Path, name: str) -> ModelRun:
+    """The claims table and model of the experiment (or git revision) `name` in `repo`."""
+    import dvc.api
+    from dvc.exceptions import NotDvcRepoError, PathMissingError
+    from dvc.repo import Repo
+    from dvc.scm import RevError, resolve_rev
+
+    try:
+        with Repo(str(repo)) as dvc_repo:
+            commit = resolve_rev(dvc_repo.scm, name)
+    except NotDvcRepoError:
+        raise PipelineError(f"{repo} is not a DVC repository: pass --repo") from None
+    except RevError:
+        raise PipelineError(
+            f"no experiment or git revision named {name!r} in {repo}: "
+            "`dvc exp list` shows the experiments"
+        ) from None
+    try:
+        text = dvc.api.read(CLAIMS_CSV, repo=str(repo), rev=commit)
+    except (PathMissingError, FileNotFoundError):
+        raise PipelineError(
+            f"experiment {name!r} has no {CLAIMS_CSV}: run the claims stage in it "
+            "(`dvc exp run` runs the whole pipeline)"
+        ) from None
+    params = dvc.api.params_show(repo=str(repo), rev=commit, deps=False)
+    model = params.get("model", {}).get("name")
+    if not model:
+        raise PipelineError(f"experiment {name!r} has no `model.name` in its params.yaml")
+    return ModelRun(name, commit, model, pd.read_csv(io.StringIO(text)))
+
+
+def check_models(runs: Sequence[ModelRun]) -> None:
+    """One run per model: two runs of one model would be two columns of the same name."""
+    seen: dict[str, str] = {}
+    for run in runs:
+        if run.model in seen:
+            raise PipelineError(
+                f"experiments {seen[run.model]!r} and {run.name!r} both ran model "
+                f"{run.model!r}: give one experiment per model"
+            )
+        seen[run.model] = run.name
+
+
+def across_models(runs: Sequence[ModelRun]) -> pd.DataFrame:
+    """One row per claim (in the order the runs list them; a claim one model's run lacks,
+    e.g. of a task it did not run, is blank there): the claim's description and the paper's
+    number once, then each model's estimate, interval, verdict and its reason."""
+    check_models(runs)
+    table = pd.concat([r.claims[list(SHARED)] for r in runs]).drop_duplicates("claim")
+    for run in runs:
+        own = run.claims.set_index("claim")[list(PER_MODEL)]
+        own.columns = [f"{run.model}.{c}" for c in PER_MODEL]
+        table = table.join(own, on="claim")
+    return table.reset_index(drop=True)
+
+
+def runs_table(runs: Sequence[ModelRun]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"model": r.model, "experiment": r.name, "commit": r.commit} for r in runs]
+    )
+
+
+def _cell(row: pd.Series, model: str) -> str:
+    """`0.233 [0.147, 0.310] supported`, blank where the model's run lacks the claim."""
+    verdict = row[f"{model}.verdict"]
+    if not isinstance(verdict, str):
+        return ""
+    estimate = row[f"{model}.estimate"]
+    if pd.isna(estimate):
+        return verdict
+    low, high = row[f"{model}.ci_low"], row[f"{model}.ci_high"]
+    return f"{estimate:.3f} [{low:.3f}, {high:.3f}] {verdict}"
+
+
+def markdown(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
+    """The table to read: claim, the paper's number (bert-base), then one column per model."""
+    models = [r.model for r in runs]
+    header = ["claim", "paper (bert-base)", *models]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in table.iterrows():
+        number = "" if pd.isna(row["paper_number"]) else f"{row['paper_number']:.3f}"
+        cells = [f"`{row['claim']}`", number, *(_cell(row, m) for m in models)]
+        lines.append("| " + " | ".join(cells) + " |")
+    sources = ", ".join(f"{r.model} from {r.name} ({r.commit[:7]})" for r in runs)
+    return f"Claims across models: {sources}.\n\n" + "\n".join(lines) + "\n"
+
+
+def summary(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
+    """The verdict counts of the papers' findings per model, in sentences."""
+    papers = table[table["kind"] == "paper"]
+    parts = []
+    for run in runs:
+        counts = papers[f"{run.model}.verdict"].value_counts()
+        tested = int(counts.sum())
+        shown = ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if counts.get(v, 0))
+        parts.append(f"{run.model} ({run.name}, {run.commit[:7]}): {tested} ({shown})")
+    return (
+        f"{len(papers)} findings of the papers across {len(runs)} models, one DVC experiment "
+        f"each: {'; '.join(parts)}. The papers measured bert-base; each model's numbers stand "
+        "beside the papers', not against them."
+    )
+
+
+def verdict_figure(table: pd.DataFrame, runs: Sequence[ModelRun]) -> Captioned:
+    """The verdicts as a grid: one row per claim, one column per model, coloured by verdict."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    models = [r.model for r in runs]
+    codes = {verdict: i for i, verdict in enumerate(VERDICTS)}
+    grid = [[codes.get(v, math.nan) for v in table[f"{m}.verdict"]] for m in models]
+    figure, ax = plt.subplots(figsize=(2.5 + 1.2 * len(models), 1 + 0.16 * len(table)))
+    ax.imshow(
+        list(zip(*grid, strict=True)),
+        cmap=ListedColormap([COLOURS[v] for v in VERDICTS]),
+        vmin=-0.5,
+        vmax=len(VERDICTS) - 0.5,
+        aspect="auto",
+        interpolation="nearest",
+    )
+    ax.set_xticks(range(len(models)), models, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(table)), table["claim"], fontsize=6)
+    ax.legend(
+        handles=[Patch(color=COLOURS[v], label=v) for v in VERDICTS],
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1),
+        fontsize=7,
+    )
+    caption = (
+        "The verdict of every claim (rows) on every model (columns), each model one DVC "
+        "experiment; white where a model's run lacks the claim."
+    )
+    return Captioned(figure, caption, {"experiments": " ".join(r.name for r in runs)})
+
+
+def write_outputs(outputs: Path, runs: Sequence[ModelRun]) -> pd.DataFrame:
+    """Build the claim x model table from `runs` and write every file (each atomically)."""
+    table = across_models(runs)
+    folder = outputs / TABLE_DIR
+    write_table(folder / "claims.csv", table)
+    write_table(folder / "runs.csv", runs_table(runs))
+    write_text(folder / "claims.md", markdown(table, runs))
+    write_text(folder / "summary.txt", summary(table, runs))
+    drawn = verdict_figure(table, runs)
+    save_figure(outputs / FIGURE, drawn.figure, drawn.caption, drawn.config)
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.claims.across_models",
+        description="Collect the claims tables of DVC experiments (one per model) into one "
+        "claim x model table under <outputs>/plots/across_models/.",
+    )
+    parser.add_argument("experiments", nargs="+", help="experiment names or git revisions")
+    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="the DVC repository")
+    parser.add_argument("--outputs", type=Path, default=None, help="default: <repo>/outputs")
+    args = parser.parse_args(argv)
+    try:
+        runs = [read_run(args.repo, name) for name in args.experiments]
+        table = write_outputs(args.outputs or args.repo / "outputs", runs)
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    print(f"{len(table)} claims x {len(runs)} models -> {args.outputs or args.repo / 'outputs'}")
+
+
+if __name__ == "__main__":
+    main()
