@@ -8,11 +8,12 @@ import csv
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import run_ok
+from tests.conftest import micro_git_repo, run_ok
 from tests.test_numbering import numbering_violations
 
 pytestmark = pytest.mark.slow
