@@ -81,16 +81,23 @@ def micro_git_repo(root: Path, shared_data: Path, *overrides: str) -> dict[str, 
     copy_project(root)
     env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    commit_repo(
+        root, env, [sys.executable, "-m", "pipeline.core.params", "experiment=micro", *overrides]
+    )
+    return env
+
+
+def commit_repo(root: Path, env: dict[str, str], *setup: list[str]) -> None:
+    """Make `root` a git repo, run each `setup` command in it, and commit every file."""
     for command in (
         ["git", "init", "-q"],
         ["git", "config", "user.email", "ci@example.com"],
         ["git", "config", "user.name", "ci"],
-        [sys.executable, "-m", "pipeline.core.params", "experiment=micro", *overrides],
+        *setup,
         ["git", "add", "-A"],
-        ["git", "commit", "-qm", "micro"],
+        ["git", "commit", "-qm", "start"],
     ):
         run_ok(command, root, env)
-    return env
 
 
 @pytest.fixture(scope="module")

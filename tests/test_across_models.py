@@ -15,7 +15,7 @@ import pytest
 from pipeline.claims.across_models import main, read_run, write_outputs
 from pipeline.core.errors import PipelineError
 from pipeline.report.html import render_report
-from tests.conftest import micro_git_repo, run_ok
+from tests.conftest import commit_repo, micro_git_repo, run_ok
 
 # What the toy stage writes per model: claim -> (estimate, ci_low, ci_high, verdict).
 PLANTED = {
@@ -59,15 +59,7 @@ def toy_repo(tmp_path_factory) -> Path:
     (root / "make_claims.py").write_text(STAGE)
     (root / "dvc.yaml").write_text(DVC_YAML)
     (root / "params.yaml").write_text("model:\n  name: alpha\nwrite_claims: true\n")
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "config", "user.email", "ci@example.com"],
-        ["git", "config", "user.name", "ci"],
-        ["dvc", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-qm", "toy"],
-    ):
-        run_ok(command, root, env)
+    commit_repo(root, env, ["dvc", "init", "-q"])
     for name, sets in (
         ("exp-alpha", ["model.name=alpha"]),
         ("exp-beta", ["model.name=beta"]),

@@ -21,6 +21,7 @@ import yaml
 
 from pipeline.core.errors import PipelineError
 from pipeline.scale.config import load_config
+from tests.conftest import commit_repo
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -86,15 +87,7 @@ def _scale(
 
 
 def _git_repo(root: Path) -> Path:
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "config", "user.email", "ci@example.com"],
-        ["git", "config", "user.name", "ci"],
-        ["dvc", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-qm", "start"],
-    ):
-        _run(command, root)
+    commit_repo(root, _env(), ["dvc", "init", "-q"])
     return root
 
 
