@@ -28,8 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 # part@a takes longer than part@b, so jobs end out of dvc repro's order; part@c sleeps while
 # a file `slow` exists and fails while `fail_c` exists: neither is tracked, so the stage's
 # definition is the same either way; so is `no_report`, which keeps report from writing its
-# output. Each part writes when it ran to `when/`,
-# outside DVC's outputs.
+# output. Each part writes when it ran, and its OpenMP wait policy, to `when/`, outside DVC's
+# outputs.
 TOY_DVC_YAML = """\
 stages:
   source:
@@ -44,7 +44,7 @@ stages:
       if [ ${item.item} = c ]; then echo $$ > when/c.pid; while [ -e slow ]; do sleep 0.2; done;
       test ! -e fail_c || { echo "error: c was told to fail" >&2; exit 3; }; fi &&
       cat data/source.txt > parts/${item.item}.txt && echo ${item.item} >> parts/${item.item}.txt &&
-      date +%s.%N > when/${item.item}.end
+      date +%s.%N > when/${item.item}.end && echo "$OMP_WAIT_POLICY" > when/${item.item}.omp
     deps: [data/source.txt]
     outs:
       - parts/${item.item}.txt
@@ -150,6 +150,39 @@ def test_each_stage_takes_the_resources_declared_for_its_name() -> None:
     assert slurm.resources == config.resources  # declared once, in default.yaml
 
 
+def test_jobs_get_the_threads_asked_for_and_wait_passively_when_they_share_cores() -> None:
+    assert dict(load_config().job_environment()) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert load_config(overrides=["jobs=1"]).job_environment() == ()
+    threads = dict(load_config(overrides=["threads=1"]).job_environment())
+    assert threads == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    slurm = dict(load_config("slurm", ["threads=4"]).job_environment())
+    assert slurm == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}  # each job owns its cpus
+    with pytest.raises(PipelineError, match="threads=0"):
+        load_config(overrides=["threads=0"])
+
+
+GRADIENTS = """
+import hashlib, torch
+from transformers import BertConfig, BertForSequenceClassification
+torch.manual_seed(0)
+config = BertConfig(hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                    intermediate_size=1024, vocab_size=1000)
+model = BertForSequenceClassification(config)
+ids = torch.randint(0, 1000, (16, 64))  # [B, T]
+model(input_ids=ids, labels=torch.zeros(16, dtype=torch.long)).loss.backward()
+print(hashlib.sha1(b"".join(p.grad.numpy().tobytes() for p in model.parameters())).hexdigest())
+"""
+
+
+def test_passive_waiting_leaves_the_arithmetic_alone() -> None:
+    """What the runner adds for jobs that share cores changes no bit of a training step."""
+    hashes = {
+        policy: _run([sys.executable, "-c", GRADIENTS], REPO, env=_env(**env)).stdout
+        for policy, env in (("default", {}), ("passive", {"OMP_WAIT_POLICY": "PASSIVE"}))
+    }
+    assert hashes["default"] == hashes["passive"] and len(hashes["default"].strip()) == 40
+
+
 def test_a_bad_setting_fails_in_one_line_naming_the_key() -> None:
     with pytest.raises(PipelineError) as error:
         load_config(overrides=["resources.finetune.gpu=1"])
@@ -174,6 +207,9 @@ def test_a_parallel_run_leaves_what_dvc_repro_leaves(toy, toy_sequential, tmp_pa
         for p in "abc"
     ]
     assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1 :])
+    # jobs sharing the cores wait passively; a sequential run leaves the environment alone
+    assert {(root / f"when/{p}.omp").read_text() for p in "abc"} == {"PASSIVE\n"}
+    assert (toy_sequential / "when/a.omp").read_text() == "\n"
     again = _scale(root)  # nothing is stale: nothing runs
     assert "6 up to date" in again.stdout and "started" not in again.stdout
     for name in ("parts/a.txt", "joined.txt"):  # outputs in DVC's cache come back from it

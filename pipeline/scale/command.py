@@ -29,11 +29,12 @@ class Command:
     env: tuple[tuple[str, str], ...]  # set on top of the worker's environment
 
 
-def command_of(stage: Stage) -> Command:
-    """The processes `dvc repro` would start for `stage`, in order."""
+def command_of(stage: Stage, extra_env: tuple[tuple[str, str], ...] = ()) -> Command:
+    """The processes `dvc repro` would start for `stage`, in order; `extra_env` is set on top
+    (the runner's thread settings, `ScaleConfig.job_environment`)."""
     executable = get_executable()
     lines = tuple(tuple(_make_cmd(executable, line)) for line in _enforce_cmd_list(stage.cmd))
-    env = ((DVC_ROOT, stage.repo.root_dir), (DVC_STAGE, stage.addressing))
+    env = ((DVC_ROOT, stage.repo.root_dir), (DVC_STAGE, stage.addressing), *extra_env)
     text = stage.cmd if isinstance(stage.cmd, str) else "\n".join(stage.cmd)
     return Command(stage.addressing, text, lines, stage.wdir, env)
 

@@ -69,6 +69,19 @@ class ScaleConfig:
     slurm: SlurmSettings = field(default_factory=SlurmSettings)
     ray: RaySettings = field(default_factory=RaySettings)
     resources: dict[str, Resources] = field(default_factory=dict)
+    threads: Optional[int] = None  # CPU threads per job; None: as under `dvc repro`
+
+    def job_environment(self) -> tuple[tuple[str, str], ...]:
+        """What each job's environment gets on top of the stage's own: the thread count when
+        `threads` is set, and, for several local jobs, OpenMP threads that sleep rather than
+        spin while they wait (jobs sharing cores otherwise steal each other's time slices;
+        the arithmetic, and so every number, is unchanged)."""
+        env: dict[str, str] = {}
+        if self.threads is not None:
+            env |= {"OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads)}
+        if self.executor is ExecutorKind.local and self.jobs > 1:
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
+        return tuple(env.items())
 
     def resources_of(self, stage: str) -> Resources:
         """A stage's resources: those of its name, a matrix stage (`finetune@sst2-42`) those
@@ -95,4 +108,6 @@ def load_config(name: str = "default", overrides: list[str] | None = None) -> Sc
         raise PipelineError(f"conf/scale/{name}.yaml: resources.default is missing; add it")
     if config.jobs < 1:
         raise PipelineError(f"jobs={config.jobs}: at least one stage must run at a time")
+    if config.threads is not None and config.threads < 1:
+        raise PipelineError(f"threads={config.threads}: give at least 1, or null for the default")
     return config

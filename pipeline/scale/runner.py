@@ -140,7 +140,7 @@ class Runner:
                 self._finish_ok(stage, Outcome.restored)
                 restored = True
                 continue
-            command = command_of(stage)
+            command = command_of(stage, self._config.job_environment())
             job = self._executor.submit(command, resources)
             self._running[stage] = Running(job, time.monotonic())
             self._report(stage.addressing, "started", command.text)
