@@ -85,7 +85,7 @@ def test_dvc_repro_runs_the_whole_pipeline_on_another_family(tmp_path, shared_da
     stored maps are what the fine-tuned model's own eager attention computes."""
     root = tmp_path / "repo"
     env = micro_git_repo(root, shared_data, f"model={model}")
-    run_ok(["dvc", "repro"], root, env, timeout=5400)  # 72 min for DistilBERT on 2 busy cores
+    run_ok(["dvc", "repro"], root, env, timeout=5400)  # ~10 min each here; 72 once, cores shared
     check_family_run(root, env, model)
 
 
