@@ -2,8 +2,9 @@
 
 DVC runs each line of a stage's `cmd` through the user's shell (`$SHELL -c`, bash without
 its profile) from the stage's folder, with DVC_ROOT and DVC_STAGE set; `command_of` builds
-those argument lists with DVC's own helpers, so the job cannot drift from `dvc repro`. The
-job itself never touches DVC: the orchestrator checks, records and locks.
+those argument lists with DVC's own helpers, so the job cannot drift from `dvc repro`; its
+environment adds only the runner's thread settings. The job itself never touches DVC: the
+orchestrator checks, records and locks.
 """
 
 from __future__ import annotations
