@@ -4,11 +4,12 @@ wherever the block lives, and the seed-interval coverage file is what the simula
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from pipeline.claims.prose import MARKER, RESULTS, marked, with_results
+from pipeline.claims.prose import MARKER, RESULTS, marked, table1_beside_paper, with_results
 from pipeline.claims.seeds import coverage_table
 from pipeline.core.errors import PipelineError
 
@@ -49,3 +50,18 @@ def test_a_stray_marker_fails():
 def test_the_coverage_file_is_the_simulation():
     path = REPO / RESULTS["seed-coverage"].sources[0]
     assert path.read_text() == coverage_table() + "\n"
+
+
+def test_table1_block_sets_each_score_beside_the_papers(tmp_path):
+    keys = ("pretrained", "random_init", "finetuned", "chance")
+    values = {"rte.examples": 277}
+    for i, key in enumerate(keys):
+        values |= {f"rte.{key}": 0.5 + i / 100, f"rte.{key}_ci_low": 0.4, f"rte.{key}_ci_high": 0.6}
+    (tmp_path / "t.json").write_text(json.dumps(values))
+    lines = table1_beside_paper(Path("t.json"))(tmp_path).splitlines()
+    assert len(lines) == 3  # header, rule, one task
+    # the paper's RTE: 52.7 without fine-tuning, 52.7 from random init, 64.6 pre-trained
+    assert lines[2] == (
+        "| rte (277) | 50.0 [40.0, 60.0] / 52.7 | 51.0 [40.0, 60.0] / 52.7 | "
+        "52.0 [40.0, 60.0] / 64.6 | 53.0 |"
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
+from pipeline.claims.kovaleva import TABLE1
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text
 
@@ -72,7 +73,37 @@ def bullet_lines(path: Path) -> Callable[[Path], str]:
     return lambda root: "".join(f"- {line}\n" for line in (root / path).read_text().splitlines())
 
 
+def table1_beside_paper(path: Path) -> Callable[[Path], str]:
+    """One seed's Table 1 (a table1 metrics file) beside the paper's bert-base numbers: per
+    task and column, this run's score [95% CI] and the paper's, in the paper's units (x100),
+    then this run's chance score (the majority class; 0 for a correlation)."""
+
+    def render(root: Path) -> str:
+        values = json.loads((root / path).read_text())
+        tasks = sorted({key.split(".")[0] for key in values}, key=list(TABLE1).index)
+        columns = (  # (this run's key, index in TABLE1, header)
+            ("pretrained", 2, "no fine-tuning"),
+            ("random_init", 1, "random init + fine-tuning"),
+            ("finetuned", 0, "pre-trained + fine-tuning"),
+        )
+        header = " | ".join(f"{title}: this run [95% CI] / paper" for _, _, title in columns)
+        lines = [f"| task (dev rows) | {header} | chance |", "|---|---|---|---|---|"]
+        for task in tasks:
+            cells = [
+                f"{100 * values[f'{task}.{key}']:.1f} "
+                f"[{100 * values[f'{task}.{key}_ci_low']:.1f}, "
+                f"{100 * values[f'{task}.{key}_ci_high']:.1f}] / {TABLE1[task][index]:.1f}"
+                for key, index, _ in columns
+            ]
+            cells.append(f"{round(100 * values[f'{task}.chance'], 1) + 0.0:.1f}")  # no -0.0
+            lines.append(f"| {task} ({values[f'{task}.examples']:,}) | " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    return render
+
+
 _STANDARD = Path("outputs/reference/standard")
+_FULL_TABLE1 = Path("outputs/reference/full/table1/seed42.json")
 _CROSS_SEED = _STANDARD / "cross_seed_summary.txt"
 
 # marker name -> the block: which Markdown file holds it, and what it is made from
@@ -96,6 +127,9 @@ RESULTS = {
     "standard-claims": Block(Path("docs/stages/claims.md"), (_STANDARD / "results.md",)),
     "standard-cross-seed": Block(
         Path("docs/stages/seeds.md"), (_CROSS_SEED,), bullet_lines(_CROSS_SEED)
+    ),
+    "full-table1": Block(
+        Path("docs/configs.md"), (_FULL_TABLE1,), table1_beside_paper(_FULL_TABLE1)
     ),
 }
 
