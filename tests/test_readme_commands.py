@@ -39,17 +39,25 @@ def readme_commands(text: str) -> list[str]:
 
 
 def entry_point(command: str) -> tuple[str, ...]:
-    """`python -m stages.analyze --dvc rte` -> ("-m", "stages.analyze", "--dvc")."""
+    """`python -m stages.analyze --dvc rte` -> ("-m", "stages.analyze", "--dvc");
+    `python -c 'import stages'` -> ("-c", "import stages")."""
     words = command.split()[1:]
     if words[0] == "-m":
         return ("-m", words[1], *(["--dvc"] if "--dvc" in words else []))
+    if words[0] == "-c":
+        return ("-c", " ".join(words[1:]).strip("'\""))
     return (words[0],)  # a script path
 
 
 ENTRY_POINTS = sorted(
     entry
-    for entry in {entry_point(c) for doc in DOCS for c in readme_commands(doc.read_text())}
-    if entry[-1] not in NOT_RUN and "<" not in " ".join(entry)  # stages.<name>: a placeholder
+    for entry in {
+        entry_point(c)
+        for doc in DOCS
+        for c in readme_commands(doc.read_text())
+        if "<" not in c  # stages.<name>: a placeholder, not a command
+    }
+    if entry[-1] not in NOT_RUN
 )
 
 
@@ -59,13 +67,22 @@ def test_the_docs_show_stages_benchmarks_and_params() -> None:
     assert ("-m", "stages.analyze", "--dvc") in ENTRY_POINTS
 
 
+def test_every_entry_names_what_it_runs() -> None:
+    """A module, a snippet of code or a script: never a bare flag, which would run as
+    `python -c --help` (placeholders like `stages.<name>` are no command at all)."""
+    for entry in ENTRY_POINTS:
+        assert (entry[0] in ("-m", "-c") and len(entry) > 1) or entry[0].endswith(".py"), entry
+        assert "<" not in " ".join(entry), entry
+    assert entry_point("python -c 'import stages'") == ("-c", "import stages")
+
+
 @pytest.mark.slow  # a fresh interpreter per command: about a minute in all
 @pytest.mark.parametrize("entry", ENTRY_POINTS, ids=" ".join)
 def test_a_readme_command_starts(entry: tuple[str, ...], tmp_path: Path) -> None:
     """Run as a reader would: from the repo root, with only the installed packages on the path
     (`pipeline.core.params` from a scratch folder, since it writes params.yaml)."""
     writes = entry[-1] in NO_HELP
-    args = list(entry) if writes else [*entry, "--help"]
+    args = list(entry) if writes or entry[0] == "-c" else [*entry, "--help"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run(
         [sys.executable, *args],
