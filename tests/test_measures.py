@@ -174,6 +174,8 @@ def test_measure_maps_of_one_example():
 def test_punctuation_pieces():
     assert is_punctuation(".") and is_punctuation("##,") and is_punctuation("--")
     assert not is_punctuation("a.") and not is_punctuation("##") and not is_punctuation("[SEP]")
+    assert is_punctuation("\u0120,") and is_punctuation("\u2581.")  # BPE's Ġ, SentencePiece's ▁
+    assert not is_punctuation("\u0120") and not is_punctuation("\u2581a")
 
 
 def test_received_table_numbers_layers_from_one_and_names_metrics():

@@ -18,6 +18,7 @@ from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.roles import is_pair, role_channels, sentence_ids
 
 TEXTS = ["the cat sat on the mat.", "a dog ran in the park!", "cats and dogs sat."]
+SPACED = ("the cat sat , on the mat .", "a dog ran !")  # BPE: "Ġ,", "Ġ." and "Ġ", "!"
 PAIR = TaskConfig(
     name="toy", hub_config="toy", text_columns=["sentence1", "sentence2"], label_names=["a", "b"],
     is_regression=False, metrics=["accuracy"], main_metric="accuracy", eval_split="validation",
@@ -35,7 +36,7 @@ def roberta_style_tokenizer() -> PreTrainedTokenizerFast:
         special_tokens=specials,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    bpe.train_from_iterator(TEXTS, trainer)
+    bpe.train_from_iterator([*TEXTS, *SPACED], trainer)
     bpe.post_processor = processors.RobertaProcessing(
         ("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>"))
     )  # (sep, cls)
@@ -46,12 +47,22 @@ def roberta_style_tokenizer() -> PreTrainedTokenizerFast:
     )  # fmt: skip
 
 
+def dumped_pair(tokenizer, first: str, second: str):
+    """The pair (first, second) as the attention dump tokenizes it."""
+    frame = pd.DataFrame({"idx": [0], "sentence1": [first], "sentence2": [second]})
+    return tokenize_examples(tokenizer, PAIR, frame, max_length=64)[0]
+
+
 @pytest.fixture(params=["bert", "roberta"])
-def pair_example(request, tokenizer):
-    """(tokenizer, the dumped pair example) for a BERT and a RoBERTa-style tokenizer."""
-    chosen = tokenizer if request.param == "bert" else roberta_style_tokenizer()
-    frame = pd.DataFrame({"idx": [0], "sentence1": [TEXTS[0]], "sentence2": [TEXTS[1]]})
-    return chosen, tokenize_examples(chosen, PAIR, frame, max_length=64)[0]
+def chosen_tokenizer(request, tokenizer):
+    """A BERT WordPiece and a RoBERTa-style byte-level BPE tokenizer."""
+    return tokenizer if request.param == "bert" else roberta_style_tokenizer()
+
+
+@pytest.fixture
+def pair_example(chosen_tokenizer):
+    """(tokenizer, the dumped pair example) for each tokenizer."""
+    return chosen_tokenizer, dumped_pair(chosen_tokenizer, TEXTS[0], TEXTS[1])
 
 
 def expected_positions(tokenizer, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -96,3 +107,18 @@ def test_measures_and_clark_targets_find_the_same_special_tokens(pair_example):
     masks = target_masks(tokens, example.tokens.word_ids, punctuation=[".", "!"])
     np.testing.assert_array_equal(masks["cls"][0][0], is_cls)
     np.testing.assert_array_equal(masks["sep"][0][0], is_sep)
+
+
+def test_punctuation_is_found_whatever_the_word_mark(chosen_tokenizer):
+    """Punctuation after a space is "Ġ," in byte-level BPE and "," in WordPiece: the measures'
+    punctuation type and Clark's punct target find both."""
+    example = dumped_pair(chosen_tokenizer, *SPACED)
+    tokens = example.tokens.tokens
+    special = np.asarray(example.tokens.word_ids) < 0
+    texts = np.asarray([t.replace("\u0120", "") for t in tokens], dtype=object)  # [n]
+    if chosen_tokenizer.cls_token == "<s>":
+        assert {"\u0120,", "\u0120."} <= set(tokens)  # the marked pieces are there to be found
+    types = piece_types(example.row["input_ids"], chosen_tokenizer)
+    np.testing.assert_array_equal(types == 2, np.isin(texts, [",", ".", "!"]) & ~special)
+    punct = target_masks(tokens, example.tokens.word_ids, punctuation=[".", ","])["punct"][0][0]
+    np.testing.assert_array_equal(punct, np.isin(texts, [",", "."]) & ~special)

@@ -28,6 +28,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from pipeline.attention.capture import stream_measures
 from pipeline.attention.engine import attach
 from pipeline.attention.measured import captured_for, measure_maps
+from pipeline.attention.pieces import piece_text
 from pipeline.core.heads import layer_name
 from pipeline.core.schema import MeasuresConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
@@ -48,8 +49,8 @@ class MeasureComparison:
 
 
 def is_punctuation(piece: str) -> bool:
-    """True for a word piece made of punctuation characters only (`##` prefix ignored)."""
-    text = piece.removeprefix("##")
+    """True for a word piece made of punctuation characters only (word marks ignored)."""
+    text = piece_text(piece)
     return bool(text) and all(
         c in string.punctuation or unicodedata.category(c).startswith("P") for c in text
     )

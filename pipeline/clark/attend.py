@@ -10,9 +10,10 @@ and divided by the number of queries:
     sep->sep   Σ over [SEP] queries of A[q, s] / #[SEP]
     other->sep Σ over other queries of A[q, s] / (n - #[SEP])
 
-with s the [SEP] positions and p the "." and "," positions. The values are averaged over
-examples. [CLS] is the first special token, [SEP] every later one (read from word ids, so
-other models' special tokens work too).
+with s the [SEP] positions and p the "." and "," positions (a piece's word mark, such as
+RoBERTa's "Ġ" or ALBERT's "▁", ignored). The values are averaged over examples. [CLS] is the
+first special token, [SEP] every later one (read from word ids, so other models' special
+tokens work too).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from pipeline.attention.pieces import piece_text
 
 TARGETS = ("cls", "sep", "punct", "self", "previous", "next", "sep->sep", "other->sep")
 
@@ -34,7 +37,8 @@ def target_masks(
     cls = np.zeros(n, dtype=bool)
     cls[np.flatnonzero(special)[:1]] = True
     sep = special & ~cls
-    punct = np.isin(np.asarray(tokens, dtype=object), list(punctuation)) & ~special
+    texts = np.asarray([piece_text(t) for t in tokens], dtype=object)  # word marks dropped
+    punct = np.isin(texts, list(punctuation)) & ~special
     every_query = np.ones(n, dtype=bool)
     return {
         "cls": (every_query[:, None] & cls[None], n),
