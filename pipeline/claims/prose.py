@@ -105,6 +105,7 @@ def table1_beside_paper(path: Path) -> Callable[[Path], str]:
 _STANDARD = Path("outputs/reference/standard")
 _FULL_TABLE1 = Path("outputs/reference/full/table1/seed42.json")
 _CROSS_SEED = _STANDARD / "cross_seed_summary.txt"
+_ACROSS_MODELS = Path("outputs/plots/across_models/summary.txt")
 
 # marker name -> the block: which Markdown file holds it, and what it is made from
 RESULTS = {
@@ -131,6 +132,7 @@ RESULTS = {
     "full-table1": Block(
         Path("docs/configs.md"), (_FULL_TABLE1,), table1_beside_paper(_FULL_TABLE1)
     ),
+    "quick-across-models": Block(Path("docs/comparing-runs.md"), (_ACROSS_MODELS,)),
 }
 
 
