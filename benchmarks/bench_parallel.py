@@ -96,8 +96,8 @@ def spans(log_text: str) -> dict[str, Span]:
 
 def bounding_chain(ran: dict[str, Span], upstream: dict[str, list[str]]) -> list[str]:
     """From the stage that ended last, back through the upstream stage that ended last
-    before it: the chain whose lengths add up to the wall time, with the gaps where a ready
-    stage waited for a slot."""
+    before it: the chain that spans the wall time, its stages' lengths plus the gaps where a
+    stage whose dependencies had ended waited for a slot."""
     chain = [max(ran, key=lambda s: ran[s].end)]
     while waited := [s for s in upstream.get(chain[-1], []) if s in ran]:
         chain.append(max(waited, key=lambda s: ran[s].end))
@@ -162,7 +162,8 @@ def one_repeat(workdir: Path, jobs: int, experiment: str | None, parallel_first:
     running = sum(ran[s].end - ran[s].start for s in chain)
     print(
         f"bounding chain: {steps}; its stages ran {running:,.0f} s of the "
-        f"{ran[chain[-1]].end:,.0f} s to its end, the rest waiting for a free slot"
+        f"{ran[chain[-1]].end:,.0f} s to its end, the rest waiting for a free slot "
+        "(or for DVC to record the stage before)"
     )
 
     differ = differing_outputs(sequential, parallel)
