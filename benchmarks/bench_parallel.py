@@ -46,6 +46,10 @@ class Span:
     start: float
     end: float
 
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
 
 def environment(clone: Path) -> dict[str, str]:
     """The current environment, with this interpreter's scripts (dvc) first on PATH and the
@@ -105,7 +109,8 @@ def bounding_chain(ran: dict[str, Span], upstream: dict[str, list[str]]) -> list
 
 
 def upstream_of(clone: Path) -> dict[str, list[str]]:
-    """Each stage's direct dependencies, from DVC's graph of the clone (as the runner plans)."""
+    """Each stage's direct dependencies, from DVC's graph of the clone (as the runner plans;
+    in a process of its own, since DVC resolves dvc.yaml from the working directory)."""
     code = (
         "import json; from dvc.repo import Repo; from pipeline.scale.dag import plan; "
         "p = plan(Repo('.')); "
@@ -152,14 +157,14 @@ def one_repeat(workdir: Path, jobs: int, experiment: str | None, parallel_first:
     print(f"ratio parallel / sequential: {seconds['parallel'] / seconds['sequential']:.2f}")
 
     ran = spans((workdir / "parallel.log").read_text())
-    busy = sum(s.end - s.start for s in ran.values())
+    busy = sum(s.seconds for s in ran.values())
     print(
         f"slots: the {len(ran)} stages' spans add up to {busy:,.0f} s, "
         f"{busy / seconds['parallel']:.2f} x the wall time with {jobs} slots"
     )
     chain = bounding_chain(ran, upstream_of(parallel))
-    steps = " -> ".join(f"{s} ({ran[s].end - ran[s].start:.0f} s)" for s in chain)
-    running = sum(ran[s].end - ran[s].start for s in chain)
+    steps = " -> ".join(f"{s} ({ran[s].seconds:.0f} s)" for s in chain)
+    running = sum(ran[s].seconds for s in chain)
     print(
         f"bounding chain: {steps}; its stages ran {running:,.0f} s of the "
         f"{ran[chain[-1]].end:,.0f} s to its end, the rest waiting for a free slot "
