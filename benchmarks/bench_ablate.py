@@ -6,7 +6,7 @@
 On MiniLM-L6 (6 x 12 heads) and the first N dev examples of a task (read from
 ../shared/data/glue_data, the real GLUE dev file), it runs the full Fig. 8 + Fig. 9 sweep
 (72 single heads + 6 layers) twice:
-- fast: `pipeline.michel.ablation.sweep` (cached layer inputs, only the layers at and above the
+- fast: `pipeline.ablation.sweep.sweep` (cached layer inputs, only the layers at and above the
   ablated one, SDPA, stacked ablations);
 - naive: `benchmarks.reference.naive_ablation.naive_sweep` (a full eager forward pass per ablation,
   heads disabled by rewriting their context vectors with hooks);
@@ -31,6 +31,8 @@ from omegaconf import OmegaConf
 
 from benchmarks.reference.naive_ablation import naive_sweep
 from benchmarks.reference.slicing import slice_heads
+from pipeline.ablation.importance import head_importance, least_important, normalise_per_layer
+from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR, glue_dir
@@ -38,8 +40,6 @@ from pipeline.core.schema import load_task
 from pipeline.core.stage import primary_model
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split
-from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
-from pipeline.michel.importance import head_importance, least_important, normalise_per_layer
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,11 +15,11 @@ examples and its peak resident memory:
 
 - finetune: `pipeline.models.training.train` (one warm-up step, then `--train-steps` timed
   steps of `--train-batch` examples) and a no-grad forward for evaluation;
-- dump: `pipeline.attention.dump.dump_variant` into a real store (capture + Parquet write),
-  whose bytes per example are measured;
-- ablate: the sweep of every head and layer (`pipeline.michel.ablation.sweep`), gradient
+- dump: `pipeline.attention.dump_attention.dump_variant` into a real store (capture +
+  Parquet write), whose bytes per example are measured;
+- ablate: the sweep of every head and layer (`pipeline.ablation.sweep.sweep`), gradient
   importance (`head_importance`) and the gated forward of the pruning curve (`gated_logits`);
-- analyze: `pipeline.kovaleva.analysis.analyze_task` on the dumped store (spaCy included).
+- analyze: `pipeline.kovaleva.analyze.analyze_task` on the dumped store (spaCy included).
 
 The fine-tuning and ablation processes first measure the float32 matmul rate (best of 2048 x
 2048 torch.mm) and state fine-tuning and the sweep as a fraction of it (both in the same
@@ -50,10 +50,10 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 
+from pipeline.ablation.importance import pruning_schedule
 from pipeline.core.config import CONF_DIR, glue_dir
 from pipeline.core.params import compose_params
 from pipeline.core.schema import load_task
-from pipeline.michel.importance import pruning_schedule
 
 REPO = Path(__file__).resolve().parent.parent
 TASK = "rte"  # source of the benchmark's sentences (two text columns, offline)
@@ -202,7 +202,7 @@ def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
 
 
 def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
-    from pipeline.attention.dump import dump_variant, tokenize_examples
+    from pipeline.attention.dump_attention import dump_variant, tokenize_examples
     from pipeline.attention.engine import attach, model_shape
     from pipeline.attention.store import AttentionWriter
     from pipeline.core.precision import autocast
@@ -240,11 +240,11 @@ def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
 
 
 def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
+    from pipeline.ablation.importance import gated_logits, head_importance
+    from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
     from pipeline.attention.engine import attach, model_shape
     from pipeline.attention.layerwise import Layerwise
     from pipeline.core.precision import autocast
-    from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
-    from pipeline.michel.importance import gated_logits, head_importance
 
     tokenizer, model = _setup(opts)
     gflops = matmul_gflops()  # the machine's rate now, in this process
@@ -284,7 +284,7 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
 def measure_analyze(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.attention.store import AttentionStore
     from pipeline.core.schema import AnalyzeConfig, typed
-    from pipeline.kovaleva.analysis import analyze_task
+    from pipeline.kovaleva.analyze import analyze_task
 
     torch.set_num_threads(opts["threads"])
     node = OmegaConf.create(profile_params(opts["profile"])["analyze"])

@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.attention.dump import Example, dump_variant, tokenize_examples
+from pipeline.attention.dump_attention import Example, dump_variant, tokenize_examples
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.store import AttentionStore, AttentionWriter
 from pipeline.core.config import CONF_DIR, glue_dir

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from omegaconf import OmegaConf
 
+from pipeline.ablation.importance import gated_logits
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
@@ -31,10 +32,9 @@ from pipeline.core.stage import primary_model
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split
 from pipeline.data.sampling import evaluation_sample
-from pipeline.michel.gates import fit_gates
-from pipeline.michel.importance import gated_logits
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_finetuned, load_tokenizer
+from pipeline.voita.hard_concrete import fit_gates
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_LENGTH = 64  # the quick profile's shared.max_length

@@ -9,16 +9,16 @@ outputs/plots/ablate/<task>/seed<seed>/ the tables heads.csv, layers.csv, import
 pruning.csv and examples.csv (the sampled dev ids); under
 outputs/figures/ablate/<task>/seed<seed>/ the figures fig8_heads.png, fig9_layers.png and
 pruning.png; and outputs/metrics/ablate/<task>/seed<seed>.json. Tables and metrics number
-layers and heads from 1 (pipeline/michel/run.py).
+layers and heads from 1 (pipeline/ablation/ablate.py).
 """
 
 from __future__ import annotations
 
+from pipeline.ablation.ablate import ablate_task
+from pipeline.ablation.figures import ablation_figures
 from pipeline.core.precision import autocast
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
-from pipeline.michel.figures import ablation_figures
-from pipeline.michel.run import ablate_task
 from pipeline.models.loading import load_finetuned, load_tokenizer
 
 

@@ -11,14 +11,14 @@ outputs/plots/analyze/<task>/seed<seed>/ and outputs/figures/analyze/<task>/seed
 - grid_example.csv, fig10_grid.png: every head's map of one example;
 and the headline numbers to outputs/metrics/analyze/<task>/seed<seed>.json. Every table gives each
 mean over examples with its 95% bootstrap interval over examples (`_ci_low`, `_ci_high`).
-Layers and heads are numbered from 1 in every output. The analysis is pipeline.kovaleva.analysis.
+Layers and heads are numbered from 1 in every output. The analysis is pipeline.kovaleva.analyze.
 """
 
 from __future__ import annotations
 
 from pipeline.attention.store import AttentionStore, store_path
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.analysis import analyze_task
+from pipeline.kovaleva.analyze import analyze_task
 from pipeline.kovaleva.figures import analysis_figures
 
 

@@ -8,7 +8,7 @@ baseline, with 95% intervals bootstrapped over the validation examples
 (`clark_coref.bootstrap_resamples`; the head - baseline difference paired on them). Writes
 outputs/plots/clark_coref/heads.csv (every head, both splits),
 outputs/figures/clark_coref/heads.png and outputs/metrics/clark_coref/gap.json. Layers and
-heads are numbered from 1 in every output. The analysis is pipeline.clark.coref_report.
+heads are numbered from 1 in every output. The analysis is pipeline.clark.coref.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.attention.encoder import load_attached_encoder
-from pipeline.clark.coref import read_gap_sample
-from pipeline.clark.coref_report import analyse_coref, coref_figures
+from pipeline.clark.coref import analyse_coref, coref_figures
+from pipeline.clark.gap import read_gap_sample
 from pipeline.core.config import shared_data_dir
 from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main

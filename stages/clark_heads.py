@@ -13,13 +13,13 @@ outputs/figures/clark_heads/<task>/seed<seed>/ (figures):
 and the headline numbers in outputs/metrics/clark_heads/<task>/seed<seed>.json. Layers and heads are
 numbered from 1 in every output. `clark_heads.measure` reads the maps as weights (default),
 value-weighted norms or rollout (pipeline/attention/measured.py). The analysis is
-pipeline.clark.heads_report.
+pipeline.clark.heads.
 """
 
 from __future__ import annotations
 
 from pipeline.attention.store import AttentionStore, store_path
-from pipeline.clark.heads_report import analyse_heads, heads_figures
+from pipeline.clark.heads import analyse_heads, heads_figures
 from pipeline.core.stage import StageRun, stage_main
 
 

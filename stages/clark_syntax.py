@@ -11,7 +11,7 @@ probe too, each against the right-branching parse. Every reported number carries
 interval bootstrapped over dev sentences (`clark_syntax.bootstrap_resamples`), paired for
 head - offset and probe - right-branching. Headline numbers go to
 outputs/metrics/clark_syntax/ud.json. Layers and heads are numbered from 1 in every output.
-The analysis is pipeline.clark.syntax_report.
+The analysis is pipeline.clark.syntax.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.attention.encoder import load_attached_encoder
-from pipeline.clark.syntax_report import analyse_syntax, syntax_figures
+from pipeline.clark.syntax import analyse_syntax, syntax_figures
 from pipeline.clark.ud import read_treebank_sample
 from pipeline.core.config import shared_data_dir
 from pipeline.core.io import write_json

@@ -9,15 +9,15 @@ heads significant in every seed) and summary.txt; the figures
 outputs/figures/cross_seed/metric_by_seed.png and, from two seeds on, head_effects.png; and
 outputs/metrics/cross_seed.json (`<task>.seeds`, `.metric_mean`, `.metric_sd`,
 `.ablation_spearman`, `.importance_spearman`, `.heads_significant_every_seed`). The
-statistics are pipeline.michel.seeds.
+statistics are pipeline.extensions.cross_seed.
 """
 
 from __future__ import annotations
 
 from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.michel.seeds import combined, compare_seeds, read_seed_runs, summary_text
-from pipeline.michel.seeds_figures import cross_seed_figures
+from pipeline.extensions.cross_seed import combined, compare_seeds, read_seed_runs, summary_text
+from pipeline.extensions.cross_seed_figures import cross_seed_figures
 
 
 def run(stage: StageRun) -> None:

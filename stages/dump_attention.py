@@ -10,7 +10,7 @@ outputs/metrics/dump_attention/<task>/seed<seed>.json.
 
 from __future__ import annotations
 
-from pipeline.attention.dump import dump_task
+from pipeline.attention.dump_attention import dump_task
 from pipeline.attention.store import config_hash, store_path
 from pipeline.core.io import write_json
 from pipeline.core.precision import autocast

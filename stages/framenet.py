@@ -7,7 +7,7 @@ bootstrap intervals over sentences), and writes
 outputs/plots/framenet/{heads,top_heads,top_head_maps}.csv, the figures
 outputs/figures/framenet/{fig3_heads,fig4_top_heads}.png and outputs/metrics/framenet.json.
 Layers and heads are numbered from 1 in every output. The analysis is
-pipeline.kovaleva.framenet_heads.
+pipeline.kovaleva.framenet.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import asdict
 from pipeline.attention.encoder import load_attached_encoder
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.figures import framenet_figures
-from pipeline.kovaleva.framenet import load_sentences
-from pipeline.kovaleva.framenet_heads import score_heads
+from pipeline.kovaleva.framenet import score_heads
+from pipeline.kovaleva.framenet_data import load_sentences
 
 
 def run(stage: StageRun) -> None:

@@ -2,7 +2,7 @@
 
 Reads the release (`framenet.source`, by default framenet-1.5.tgz in the shared data
 folder) without unpacking it, keeps the sentences of the lexical-unit files that pass the
-filter (pipeline/kovaleva/framenet.py), and writes only those to
+filter (pipeline/kovaleva/framenet_data.py), and writes only those to
 data/framenet/sentences.jsonl, with their counts in outputs/metrics/framenet_data.json.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from pipeline.core.config import shared_data_dir
 from pipeline.core.io import write_json, write_text
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.framenet import read_sentences, sentence_counts, to_jsonl
+from pipeline.kovaleva.framenet_data import read_sentences, sentence_counts, to_jsonl
 
 log = logging.getLogger(__name__)
 

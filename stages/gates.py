@@ -9,7 +9,7 @@ outputs/plots/gates/<task>/seed<seed>/ gates.csv (l0_lambda, heads_kept, task me
 curves.csv (both methods), overlap.csv (Jaccard of the kept heads) and kept.csv; the figure
 outputs/figures/gates/<task>/seed<seed>/gates_vs_pruning.png; and
 outputs/metrics/gates/<task>/seed<seed>.json.
-The work is pipeline.michel.gates_run.
+The work is pipeline.voita.gates.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import pandas as pd
 
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
-from pipeline.michel.gates_figures import gates_figures
-from pipeline.michel.gates_run import gates_task, michel_from_tables
 from pipeline.models.loading import load_finetuned, load_tokenizer
+from pipeline.voita.figures import gates_figures
+from pipeline.voita.gates import gates_task, michel_from_tables
 
 
 def run(stage: StageRun) -> None:

@@ -27,7 +27,7 @@ from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.cnn import save_classifier
 from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.figures import pattern_examples_figure
-from pipeline.kovaleva.patterns.fit import train_classifier, training_summary
+from pipeline.kovaleva.patterns.train import train_classifier, training_summary
 
 log = logging.getLogger(__name__)
 

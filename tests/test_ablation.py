@@ -18,15 +18,18 @@ from transformers import (
 )
 
 from benchmarks.reference.naive_ablation import naive_sweep
-from pipeline.attention.engine import HeadControl, attach, head_mask
-from pipeline.attention.layerwise import Layerwise
-from pipeline.core.config import CONF_DIR
-from pipeline.core.errors import PipelineError
-from pipeline.core.schema import AblateConfig, load_task, typed
-from pipeline.core.stage import StageRun
-from pipeline.data.glue import read_local_split
-from pipeline.data.sampling import evaluation_sample
-from pipeline.michel.ablation import (
+from pipeline.ablation.ablate import ablate_task
+from pipeline.ablation.figures import ablation_figures
+from pipeline.ablation.importance import (
+    head_importance,
+    least_important,
+    metric_near_fraction,
+    normalise_per_layer,
+    prunable_fraction,
+    pruning_curve,
+    pruning_schedule,
+)
+from pipeline.ablation.sweep import (
     Ablation,
     SweepResult,
     Uncertainty,
@@ -38,17 +41,14 @@ from pipeline.michel.ablation import (
     sweep_table,
     task_loss,
 )
-from pipeline.michel.figures import ablation_figures
-from pipeline.michel.importance import (
-    head_importance,
-    least_important,
-    metric_near_fraction,
-    normalise_per_layer,
-    prunable_fraction,
-    pruning_curve,
-    pruning_schedule,
-)
-from pipeline.michel.run import ablate_task
+from pipeline.attention.engine import HeadControl, attach, head_mask
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config import CONF_DIR
+from pipeline.core.errors import PipelineError
+from pipeline.core.schema import AblateConfig, load_task, typed
+from pipeline.core.stage import StageRun
+from pipeline.data.glue import read_local_split
+from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier
 from pipeline.models.metrics import task_metrics

@@ -15,7 +15,9 @@ from pipeline.attention.store import AttentionStore, TokenInfo, store_path, writ
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
-from pipeline.clark.coref import (
+from pipeline.clark.coref import analyse_coref
+from pipeline.clark.entropy import HeadEntropy, row_entropy
+from pipeline.clark.gap import (
     EncodedGap,
     Span,
     encode_gap,
@@ -25,13 +27,17 @@ from pipeline.clark.coref import (
     read_gap,
     read_gap_sample,
 )
-from pipeline.clark.coref_report import analyse_coref
-from pipeline.clark.entropy import HeadEntropy, row_entropy
-from pipeline.clark.heads_report import analyse_heads, headline
+from pipeline.clark.heads import analyse_heads, headline
 from pipeline.clark.probe import probe_example, probe_uas, train_probe
+from pipeline.clark.relations import (
+    ALL,
+    ArcOutcomes,
+    offset_heads,
+    predict_heads,
+    select_and_report,
+)
 from pipeline.clark.stream import encode_words
-from pipeline.clark.syntax import ALL, ArcOutcomes, offset_heads, predict_heads, select_and_report
-from pipeline.clark.syntax_report import analyse_syntax
+from pipeline.clark.syntax import analyse_syntax
 from pipeline.clark.ud import Sentence, read_conllu, read_treebank_sample
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from pipeline.clark.clustering import js_divergence_sum, layer_pair_means, same_layer_margin
-from pipeline.clark.coref_report import SplitScores, best_against_nearest
+from pipeline.clark.coref import SplitScores, best_against_nearest
 from pipeline.clark.probe import probe_example, right_branching_hits, uas
-from pipeline.clark.syntax import ALL, ArcOutcomes, hits_per_sentence, select_and_report
-from pipeline.clark.syntax_report import INTERVAL_COLUMNS, relation_metrics, with_intervals
+from pipeline.clark.relations import ALL, ArcOutcomes, hits_per_sentence, select_and_report
+from pipeline.clark.syntax import INTERVAL_COLUMNS, relation_metrics, with_intervals
 from pipeline.clark.ud import Sentence
 
 

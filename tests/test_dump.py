@@ -10,7 +10,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.attention.dump import dump_task, tokenize_examples
+from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.store import AttentionStore
 from pipeline.core.errors import PipelineError

@@ -18,10 +18,12 @@ FLOORS: dict[str, int] = {
     "scale": 2,
     "models": 3,
     "attention": 4,
+    "ablation": 5,  # disabling sweeps: Kovaleva Figs. 8-9, Michel et al.'s importance and pruning
     "clark": 5,
+    "extensions": 5,  # the project's own analyses: norms and rollout, the cross-seed comparison
     "kovaleva": 5,
-    "michel": 5,
-    "claims": 6,
+    "voita": 6,  # the gates, set beside the ablation package's pruning curve
+    "claims": 7,
 }
 
 

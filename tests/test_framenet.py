@@ -17,6 +17,12 @@ from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import FramenetConfig, typed
 from pipeline.kovaleva.framenet import (
+    capture_sentence_maps,
+    encode_sentences,
+    sentence_score,
+    top_head_tables,
+)
+from pipeline.kovaleva.framenet_data import (
     Span,
     from_record,
     keep,
@@ -27,12 +33,6 @@ from pipeline.kovaleva.framenet import (
     sentence_counts,
     to_jsonl,
     to_record,
-)
-from pipeline.kovaleva.framenet_heads import (
-    capture_sentence_maps,
-    encode_sentences,
-    sentence_score,
-    top_head_tables,
 )
 from pipeline.kovaleva.tables import head_interval_frame
 from pipeline.models.loading import load_encoder

@@ -15,7 +15,8 @@ from pipeline.attention.layerwise import Layerwise
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.data.encoding import collate
-from pipeline.michel.gates import (
+from pipeline.voita.gates import both_curves, check_same_start, michel_from_tables
+from pipeline.voita.hard_concrete import (
     BETA,
     GAMMA,
     ZETA,
@@ -27,7 +28,6 @@ from pipeline.michel.gates import (
     random_jaccard,
     top_heads,
 )
-from pipeline.michel.gates_run import both_curves, check_same_start, michel_from_tables
 from tests.builders import tiny_bert
 
 SAMPLES = 200_000

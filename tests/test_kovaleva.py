@@ -19,10 +19,8 @@ from pipeline.attention.store import AttentionStore, TokenInfo, store_path, writ
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 from pipeline.core.schema import AnalyzeConfig, TokenTypeRule, typed
-from pipeline.kovaleva.analysis import headline_metrics
-from pipeline.kovaleva.framenet import read_sentences, to_jsonl
-from pipeline.kovaleva.linguistic import Word, piece_type_masks
-from pipeline.kovaleva.measures import (
+from pipeline.kovaleva.analyze import headline_metrics
+from pipeline.kovaleva.formulas import (
     cls_attention,
     frame_score,
     head_cosine,
@@ -30,6 +28,8 @@ from pipeline.kovaleva.measures import (
     type_score,
     type_scores,
 )
+from pipeline.kovaleva.framenet_data import read_sentences, to_jsonl
+from pipeline.kovaleva.linguistic import Word, piece_type_masks
 from pipeline.kovaleva.tables import (
     cosine_summary,
     example_cosines,

@@ -17,7 +17,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun
 from pipeline.core.stats import bootstrap_interval
-from pipeline.kovaleva.framenet_heads import top_over_median
+from pipeline.kovaleva.framenet import top_over_median
 from pipeline.kovaleva.table1 import task_rows
 from pipeline.kovaleva.tables import (
     cosine_summary,

@@ -12,13 +12,13 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification
 
+from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.families import layer_modules, output_projection, value_projection
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.norms import value_grams
 from pipeline.core.errors import PipelineError
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import head_ablations, layer_ablations, sweep
 from tests.encoder_families import (
     FAMILIES,
     HEADS,

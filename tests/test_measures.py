@@ -10,22 +10,14 @@ from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
 from pipeline.attention.capture import capture_maps, capture_measures
-from pipeline.attention.dump import dump_task, tokenize_examples
+from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.measured import measure_maps, measure_path, measured_store, row_shares
-from pipeline.attention.measures import (
-    TOKEN_TYPES,
-    flat_metrics,
-    is_punctuation,
-    received_shares,
-    received_table,
-    special_retained,
-)
 from pipeline.attention.rollout import cls_rollout, residual_attention, rollout
 from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
-from pipeline.clark.heads_report import analyse_heads
+from pipeline.clark.heads import analyse_heads
+from pipeline.clark.relations import predict_heads
 from pipeline.clark.stream import stream_word_maps
-from pipeline.clark.syntax import predict_heads
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import (
@@ -39,8 +31,16 @@ from pipeline.core.schema import (
     typed,
 )
 from pipeline.data.encoding import collate
-from pipeline.kovaleva.analysis import analyze_task
-from pipeline.kovaleva.measures import head_cosine
+from pipeline.extensions.measures import (
+    TOKEN_TYPES,
+    flat_metrics,
+    is_punctuation,
+    received_shares,
+    received_table,
+    special_retained,
+)
+from pipeline.kovaleva.analyze import analyze_task
+from pipeline.kovaleva.formulas import head_cosine
 from pipeline.models.loading import load_classifier
 from tests.builders import tiny_bert
 

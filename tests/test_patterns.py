@@ -35,7 +35,6 @@ from pipeline.kovaleva.patterns.cnn import (
 )
 from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.features import map_features, special_mask
-from pipeline.kovaleva.patterns.fit import Job, fit, fit_all
 from pipeline.kovaleva.patterns.heuristic import heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
     LABEL_COLUMNS,
@@ -48,6 +47,7 @@ from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
 from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids, unsampled
 from pipeline.kovaleva.patterns.server import make_server
+from pipeline.kovaleva.patterns.train import Job, fit, fit_all
 
 CHROMIUM = Path("/usr/bin/chromium")
 

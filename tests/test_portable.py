@@ -22,7 +22,7 @@ from pipeline.core.portable import use_portable_kernels
 from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import inputs_of, pairs_of, predict
-from pipeline.kovaleva.patterns.fit import Job, fit_all
+from pipeline.kovaleva.patterns.train import Job, fit_all
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 
 use_portable_kernels()

@@ -16,12 +16,12 @@ import pytest
 from omegaconf import OmegaConf
 from safetensors.numpy import load_file
 
+from pipeline.ablation.sweep import Uncertainty
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun, check_seeds
-from pipeline.michel.ablation import Uncertainty
-from pipeline.michel.seeds import (
+from pipeline.extensions.cross_seed import (
     ALPHA,
     SeedRuns,
     compare_seeds,
@@ -225,7 +225,7 @@ def test_one_seed_leaves_the_spread_and_correlations_out_and_says_so() -> None:
 
 
 def test_a_missing_seed_names_the_file_and_the_fix(tmp_path) -> None:
-    from pipeline.michel.seeds import read_seed_runs
+    from pipeline.extensions.cross_seed import read_seed_runs
 
     task = load_task("sst2")
     with pytest.raises(PipelineError, match=r"finetune/sst2/seed43\.json is missing; run `dvc"):

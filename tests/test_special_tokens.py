@@ -10,10 +10,10 @@ import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
-from pipeline.attention.dump import tokenize_examples
-from pipeline.attention.measures import piece_types
+from pipeline.attention.dump_attention import tokenize_examples
 from pipeline.clark.attend import target_masks
 from pipeline.core.schema import TaskConfig
+from pipeline.extensions.measures import piece_types
 from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.roles import is_pair, role_channels, sentence_ids
 

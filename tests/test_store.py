@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.attention import store as store_module
-from pipeline.attention.dump import _segments, tokenize_examples
+from pipeline.attention.dump_attention import _segments, tokenize_examples
 from pipeline.attention.store import (
     AttentionStore,
     AttentionWriter,

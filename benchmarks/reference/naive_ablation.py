@@ -23,10 +23,10 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel
 
+from pipeline.ablation.sweep import Rows, row_lengths
 from pipeline.attention.engine import Mode, model_shape
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import Rows, row_lengths
 
 
 def _disable_heads_hook(

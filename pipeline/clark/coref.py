@@ -1,139 +1,196 @@
-"""A coreference head on GAP (Clark et al. 2019, Sec. 4.3, with GAP in place of CoNLL-2012).
+"""The clark_coref analysis: the coreference head on GAP (Clark et al. 2019, Sec. 4.3).
 
-Each GAP example has a pronoun and two candidate names, A and B, of which at most one is
-its antecedent; the examples where neither is are left out. A head "resolves" the pronoun
-to the name it attends to most: the pronoun's attention row (the mean over its pieces) is
-summed over the pieces of each word, and a name scores the most-attended of its words. The
-head is right when the correct name scores strictly higher. The baseline picks the name
-nearest to the pronoun in the text.
+Every head is scored on two splits by how often the pronoun attends more to its antecedent
+than to the other name (pipeline.clark.gap); the best head is chosen on the first split
+and reported on the second, against the nearest-name baseline. The report split's
+accuracies and the head's paired difference from the baseline carry 95% intervals
+bootstrapped over its examples.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
-from transformers import PreTrainedTokenizerBase
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.clark.words import piece_groups
-from pipeline.core.errors import PipelineError
-from pipeline.data.sampling import seeded_subset
-
-GAP_COLUMNS = (
-    "Text",
-    "Pronoun",
-    "Pronoun-offset",
-    "A",
-    "A-offset",
-    "A-coref",
-    "B",
-    "B-offset",
-    "B-coref",
+from pipeline.attention.capture import stream_maps
+from pipeline.clark import figures
+from pipeline.clark.gap import (
+    GapExample,
+    encode_gap,
+    head_correct,
+    name_scores,
+    nearest_candidate,
 )
+from pipeline.core.errors import PipelineError
+from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.io import Captioned
+from pipeline.core.schema import ClarkCorefConfig
+from pipeline.core.stats import Interval, bootstrap_interval
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Span:
-    start: int  # character offset
-    end: int  # exclusive
+class SplitScores:
+    """One split, on the examples whose pronoun and names fit in max_length pieces: whether
+    each head, and the nearest-name baseline, picks the right name."""
 
-    def distance(self, other: Span) -> int:
-        """Characters between two spans (0 when they touch or overlap)."""
-        return max(other.start - self.end, self.start - other.end, 0)
+    correct: np.ndarray  # bool [E, L, H]
+    nearest_correct: np.ndarray  # bool [E]
 
+    @property
+    def heads(self) -> np.ndarray:
+        """Each head's accuracy: float [L, H]."""
+        return self.correct.mean(0)
 
-@dataclass(frozen=True)
-class GapExample:
-    text: str
-    pronoun: Span
-    names: tuple[Span, Span]  # A, B
-    answer: int  # 0: A is the antecedent, 1: B is
-
-
-def read_gap(path: str | Path) -> list[GapExample]:
-    """The GAP examples of one TSV file whose pronoun refers to exactly one of A and B."""
-    path = Path(path)
-    if not path.exists():
-        raise PipelineError(f"GAP file not found: {path}; set clark_coref.dir to the GAP folder")
-    frame = pd.read_csv(path, sep="\t", quoting=3, keep_default_na=False, dtype=str)
-    missing = [c for c in GAP_COLUMNS if c not in frame.columns]
-    if missing:
-        raise PipelineError(f"{path}: missing GAP columns {missing}; is this a GAP TSV file?")
-    examples = []
-    for row in frame.itertuples(index=False):
-        fields = dict(zip(frame.columns, row, strict=True))
-        flags = (fields["A-coref"].upper() == "TRUE", fields["B-coref"].upper() == "TRUE")
-        if flags[0] == flags[1]:
-            continue  # neither name (or, malformed, both) is the antecedent
-        spans = [
-            Span(int(fields[f"{key}-offset"]), int(fields[f"{key}-offset"]) + len(fields[key]))
-            for key in ("Pronoun", "A", "B")
-        ]
-        examples.append(GapExample(fields["Text"], spans[0], (spans[1], spans[2]), int(flags[1])))
-    return examples
-
-
-def read_gap_sample(
-    folder: str | Path, split: str, size: int | None, seed: int
-) -> list[GapExample]:
-    """`size` examples drawn at random from a GAP folder's `gap-<split>.tsv` (development,
-    validation or test), in file order; all of them when `size` is None."""
-    examples = read_gap(Path(folder) / f"gap-{split}.tsv")
-    return [examples[i] for i in seeded_subset(len(examples), size, seed)]
-
-
-def nearest_candidate(example: GapExample) -> int:
-    """The baseline's choice: the name nearest the pronoun (A on a tie)."""
-    a, b = (example.pronoun.distance(name) for name in example.names)
-    return int(b < a)
+    @property
+    def examples(self) -> int:
+        return len(self.nearest_correct)
 
 
 @dataclass(frozen=True)
-class EncodedGap:
-    encoding: dict[str, list[int]]
-    pronoun: np.ndarray  # piece positions of the pronoun
-    names: tuple[np.ndarray, np.ndarray]  # word (group) indices of A and B
-    groups: np.ndarray  # int [n]: word of each piece (pipeline.clark.words.piece_groups)
+class CorefReport:
+    """The heads table (0-based `layer` and `head`, numbered from 1 when written) and metrics
+    ready to write (heads in them named from 1)."""
+
+    heads: pd.DataFrame  # layer, head, select_accuracy, report_accuracy (+ _ci_low, _ci_high)
+    comparison: dict[str, Interval]  # the best head and the nearest-name baseline, on report
+    metrics: dict[str, float | int | str]
+    select_examples: int
+    report_examples: int
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem, layers and heads numbered from 1."""
+        return {"heads": numbered_from_one(self.heads)}
 
 
-def _pieces(offsets: np.ndarray, span: Span) -> np.ndarray:
-    """Positions of the pieces overlapping a character span (specials have empty offsets)."""
-    starts, ends = offsets[:, 0], offsets[:, 1]
-    return np.flatnonzero((ends > starts) & (starts < span.end) & (ends > span.start))
-
-
-def encode_gap(
-    tokenizer: PreTrainedTokenizerBase, example: GapExample, max_length: int
-) -> EncodedGap | None:
-    """Tokenise one text; None when the pronoun or a name falls beyond `max_length`."""
-    encoded = tokenizer(
-        example.text, truncation=True, max_length=max_length, return_offsets_mapping=True
+def score_split(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    examples: Sequence[GapExample],
+    max_length: int,
+    batch_size: int,
+    role: str,
+) -> SplitScores:
+    """Every head of an engine-attached `model`, and the baseline, on the examples that fit."""
+    encoded = [encode_gap(tokenizer, e, max_length) for e in examples]
+    kept = [i for i, item in enumerate(encoded) if item is not None]
+    if not kept:
+        raise PipelineError(
+            f"none of the {len(examples)} GAP {role} examples fits in {max_length} pieces; "
+            "raise clark_coref.max_length or the number of examples"
+        )
+    scores = {}
+    stream = stream_maps(
+        model,
+        [encoded[i].encoding for i in kept],
+        batch_size,
+        tokenizer.pad_token_id,
+        f"GAP {role}",
     )
-    offsets = np.asarray(encoded["offset_mapping"])  # [n, 2]
-    groups = piece_groups(encoded.word_ids())
-    pronoun = _pieces(offsets, example.pronoun)
-    names = tuple(np.unique(groups[_pieces(offsets, name)]) for name in example.names)
-    if len(pronoun) == 0 or any(len(words) == 0 for words in names):
-        return None
-    keys = [k for k in ("input_ids", "token_type_ids") if k in encoded]
-    return EncodedGap({k: encoded[k] for k in keys}, pronoun, names, groups)
+    for position, maps in stream:
+        scores[position] = name_scores(maps, encoded[kept[position]])  # [2, L, H]
+    answers = [examples[i].answer for i in kept]
+    correct = head_correct([scores[p] for p in range(len(kept))], answers)  # [E, L, H]
+    nearest = np.array([nearest_candidate(examples[i]) == examples[i].answer for i in kept])
+    log.info(
+        "GAP %s: %d of %d examples fit in %d pieces", role, len(kept), len(examples), max_length
+    )
+    return SplitScores(correct, nearest)
 
 
-def name_scores(maps: torch.Tensor, item: EncodedGap) -> torch.Tensor:
-    """Each head's attention from the pronoun to A and to B: maps [L, H, n, n] -> [2, L, H]."""
-    row = maps[..., item.pronoun, :].mean(-2)  # [L, H, n]: the pronoun's attention row
-    groups = torch.as_tensor(item.groups)
-    to_words = torch.zeros(*row.shape[:-1], int(groups.max()) + 1).index_add_(-1, groups, row)
-    return torch.stack([to_words[..., torch.as_tensor(w)].amax(-1) for w in item.names])
+def best_against_nearest(
+    held_out: SplitScores, layer: int, head: int, resamples: int, seed: int
+) -> list[Interval]:
+    """Accuracy of head (layer, head), of the nearest-name baseline and their difference on
+    the same examples, each with its 95% interval bootstrapped over the examples."""
+    return bootstrap_interval(
+        lambda mine, nearest: np.array([mine.mean(), nearest.mean(), mine.mean() - nearest.mean()]),
+        held_out.correct[:, layer, head],
+        held_out.nearest_correct,
+        n_resamples=resamples,
+        seed=seed,
+    )
 
 
-def head_correct(scores: Sequence[torch.Tensor], answers: Sequence[int]) -> np.ndarray:
-    """Whether the correct name scores strictly higher, per example and head: bool [E, L, H]."""
-    stacked = torch.stack(list(scores))  # [E, 2, L, H]
-    answer = torch.as_tensor(answers)[:, None, None]  # [E, 1, 1]
-    right = stacked[:, 0] > stacked[:, 1]  # A wins
-    return torch.where(answer == 0, right, stacked[:, 1] > stacked[:, 0]).numpy()
+def analyse_coref(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    select: Sequence[GapExample],
+    report: Sequence[GapExample],
+    settings: ClarkCorefConfig,
+    seed: int,
+) -> CorefReport:
+    """The best head of an engine-attached `model` chosen on `select`, reported on `report`
+    with intervals bootstrapped over its examples (`settings.bootstrap_resamples`, seeded by
+    `seed`); `settings.max_length` and `batch_size` shape the forward passes."""
+    max_length, batch_size = settings.max_length, settings.batch_size
+    bootstrap_resamples = settings.bootstrap_resamples
+    chosen = score_split(model, tokenizer, select, max_length, batch_size, "select")
+    held_out = score_split(model, tokenizer, report, max_length, batch_size, "report")
+    if held_out.examples < 2:
+        raise PipelineError(
+            f"only {held_out.examples} GAP report example fits in {max_length} pieces; an "
+            "interval needs two or more: raise clark_coref.report_examples or max_length"
+        )
+    layer, head = np.unravel_index(chosen.heads.argmax(), chosen.heads.shape)
+    layers, heads = np.indices(chosen.heads.shape).reshape(2, -1)
+    every_head = bootstrap_interval(
+        lambda correct: correct.mean(0),
+        held_out.correct.reshape(held_out.examples, -1),  # [E, L * H]
+        n_resamples=bootstrap_resamples,
+        seed=seed,
+    )
+    table = pd.DataFrame(
+        {
+            "layer": layers,
+            "head": heads,
+            "select_accuracy": chosen.heads.reshape(-1),
+            "report_accuracy": held_out.heads.reshape(-1),
+            "report_accuracy_ci_low": [interval.low for interval in every_head],
+            "report_accuracy_ci_high": [interval.high for interval in every_head],
+        }
+    )
+    best, nearest, difference = best_against_nearest(
+        held_out, layer, head, bootstrap_resamples, seed
+    )
+    metrics = (
+        {"best_head": head_name(layer, head)}
+        | best.as_dict("head_accuracy")
+        | {"head_select_accuracy": float(chosen.heads[layer, head])}
+        | nearest.as_dict("nearest_baseline_accuracy")
+        | difference.as_dict("head_minus_nearest")
+        | {
+            "best_report_head_accuracy": float(held_out.heads.max()),
+            "select_examples": chosen.examples,
+            "report_examples": held_out.examples,
+        }
+    )
+    log.info("clark_coref: %s", metrics)
+    comparison = {f"best head {head_name(layer, head)}": best, "nearest name": nearest}
+    return CorefReport(table, comparison, metrics, chosen.examples, held_out.examples)
+
+
+def coref_figures(
+    report: CorefReport, model: str, settings: ClarkCorefConfig
+) -> dict[str, Captioned]:
+    """The coreference heads against the nearest-name baseline, by file stem."""
+    return {
+        "heads": Captioned(
+            figures.coref_heads(report.heads, report.comparison),
+            f"Share of GAP validation pronouns ({report.report_examples}) whose {model} "
+            f"head attends more to the correct name than to the other; the head reported is "
+            f"chosen on {report.select_examples} development examples. Whiskers: 95% "
+            f"intervals bootstrapped over the validation examples.",
+            {
+                "select_examples": settings.select_examples,
+                "report_examples": settings.report_examples,
+            },
+        )
+    }

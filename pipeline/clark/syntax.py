@@ -1,163 +1,247 @@
-"""Dependency-relation heads (Clark et al. 2019, Sec. 4.2).
+"""The clark_syntax analysis: dependency-relation heads and the attention-only probe on UD
+(Clark et al. 2019, Secs. 4.2 and 5).
 
-A head "predicts" the syntactic head of each dependent as the word it attends to most. In
-the direction `dep->head` the dependent's own row is read (argmax_i A[j, i]); in the
-direction `head->dep` the dependent's column is (argmax_i A[i, j]: the word that attends
-most to it). Attention to the word itself and to [CLS]/[SEP] is ignored, and root arcs are
-left out (their head is no word). A relation's best head is chosen on one split and its
-accuracy reported on another, against the best fixed-offset baseline (the head is always
-`offset` words from the dependent) chosen the same way. Outcomes are kept per arc and
-sentence, so the report split's accuracies can be bootstrapped over sentences (arcs of one
-sentence stay together) with the head and the offset paired on the same arcs.
+Each sentence of both splits is encoded alone (one segment) and its word maps are streamed
+once; they feed the per-relation counts (pipeline.clark.relations) and the probe's examples
+(pipeline.clark.probe), with word vectors too when `probe.word_vectors` names a source of
+them. Heads and offsets are chosen, and probes trained, on train; all are reported on dev,
+against the best offset and the right-branching parse, with 95% intervals bootstrapped over
+dev sentences (paired where two predictors share the dev arcs).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.attention.engine import model_shape
+from pipeline.clark import figures
+from pipeline.clark.probe import (
+    ProbeExample,
+    probe_example,
+    probe_uas,
+    right_branching_hits,
+    sentence_hits,
+    train_probe,
+    uas,
+)
+from pipeline.clark.relations import ALL, ArcOutcomes, hits_per_sentence, select_and_report
+from pipeline.clark.stream import stream_word_maps
 from pipeline.clark.ud import Sentence
+from pipeline.clark.vectors import WordVectors
+from pipeline.core.errors import PipelineError
+from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.io import Captioned
+from pipeline.core.schema import ClarkSyntaxConfig, ProbeConfig, TreebankConfig
+from pipeline.core.stats import bootstrap_interval
 
-if TYPE_CHECKING:
-    import torch
-
-DIRECTIONS = ("dep->head", "head->dep")
-ALL = "all relations"
-
-
-def predict_heads(maps: torch.Tensor) -> np.ndarray:
-    """Word maps [L, H, w + 2, w + 2] -> predicted 1-based heads int [2, L, H, w] per direction."""
-    words = maps[..., 1:-1, 1:-1].clone()  # [L, H, w, w]: [CLS] and [SEP] dropped
-    words.diagonal(dim1=-2, dim2=-1).fill_(-1.0)  # a word is never its own head
-    from_dependent = words.argmax(-1)  # [L, H, w]: the word each dependent attends to most
-    to_dependent = words.argmax(-2)  # [L, H, w]: the word that attends most to each dependent
-    return np.stack([from_dependent.numpy(), to_dependent.numpy()]) + 1
+log = logging.getLogger(__name__)
 
 
-def offset_heads(length: int, offsets: Sequence[int]) -> np.ndarray:
-    """Predicted 1-based heads int [O, w] of the fixed-offset baselines (0 = out of range)."""
-    positions = np.arange(1, length + 1)[None] + np.asarray(offsets)[:, None]  # [O, w]
-    return np.where((positions >= 1) & (positions <= length), positions, 0)
+@dataclass(frozen=True)
+class SyntaxReport:
+    """The relations table (0-based `layer` and `head`, numbered from 1 when written) and
+    metrics ready to write (heads in them named from 1)."""
 
-
-@dataclass
-class ArcOutcomes:
-    """Whether every head (both directions) and every offset finds the gold head of each arc,
-    kept per arc with its sentence so that sentences can be resampled."""
-
-    relations: list[str]
-    offsets: list[int]
-    num_layers: int
-    num_heads: int
-
-    def __post_init__(self) -> None:
-        self.index = {name: i for i, name in enumerate(self.relations)}
-        self.sentences = 0  # sentences added, with or without arcs
-        self._rows: list[tuple[np.ndarray, ...]] = []  # per sentence: sentence, relation, hits
-
-    def add(self, sentence: Sentence, maps: torch.Tensor) -> None:
-        """Score one sentence given its word maps [L, H, w + 2, w + 2]."""
-        arcs = [
-            j
-            for j, (head, relation) in enumerate(
-                zip(sentence.heads, sentence.relations, strict=True)
-            )
-            if head != 0 and relation in self.index
-        ]
-        number, self.sentences = self.sentences, self.sentences + 1
-        if not arcs:
-            return
-        gold = np.asarray(sentence.heads)[arcs]  # [a]
-        relation = np.asarray([self.index[sentence.relations[j]] for j in arcs])  # [a]
-        heads = predict_heads(maps)[..., arcs] == gold  # [2, L, H, a]
-        offsets = offset_heads(len(sentence), self.offsets)[:, arcs] == gold  # [O, a]
-        self._rows.append(
-            (np.full(len(arcs), number), relation, np.moveaxis(heads, -1, 0), offsets.T)
-        )
-
-    def arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every arc: sentence int [A], relation int [A], head hits bool [A, 2, L, H] and
-        offset hits bool [A, O]."""
-        if not self._rows:
-            shape = (2, self.num_layers, self.num_heads)
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros((0, *shape), bool), np.zeros((0, len(self.offsets)), bool)
-        return tuple(np.concatenate(column) for column in zip(*self._rows, strict=True))
+    relations: pd.DataFrame  # relation, count, select_count, direction, layer, head, ...
+    metrics: dict[str, float | int | str]
+    train_sentences: int  # sentences that fit in `ud.max_length` pieces
+    dev_sentences: int
 
     @property
-    def total(self) -> np.ndarray:
-        """Arcs per relation: int [R]."""
-        return np.bincount(self.arcs()[1], minlength=len(self.relations))
-
-    def accuracy(self) -> tuple[np.ndarray, np.ndarray]:
-        """Accuracies per relation, with an ALL row last: heads [R+1, 2, L, H], offsets [R+1, O]."""
-        _, relation, head_hits, offset_hits = self.arcs()
-        r = len(self.relations)
-        heads = np.zeros((r, *head_hits.shape[1:]))
-        offset = np.zeros((r, offset_hits.shape[1]))
-        np.add.at(heads, relation, head_hits)
-        np.add.at(offset, relation, offset_hits)
-        heads = np.concatenate([heads, heads.sum(0, keepdims=True)])
-        offset = np.concatenate([offset, offset.sum(0, keepdims=True)])
-        total = np.append(self.total, len(relation)).clip(min=1)
-        return heads / total[:, None, None, None], offset / total[:, None]
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem, layers and heads numbered from 1."""
+        return {"relations": numbered_from_one(self.relations)}
 
 
-def select_and_report(select: ArcOutcomes, report: ArcOutcomes, min_count: int) -> pd.DataFrame:
-    """Per relation (and ALL): the best head and offset chosen on `select`, scored on `report`.
+@dataclass(frozen=True)
+class SplitEvidence:
+    """What one split's word maps give: per-arc outcomes and probe examples."""
 
-    Relations with fewer than `min_count` arcs in either split are left out of the table
-    (they still count in the ALL row).
-    """
-    sel_heads, sel_offset = select.accuracy()
-    rep_heads, rep_offset = report.accuracy()
-    counts = np.append(report.total, report.total.sum())
-    chosen_counts = np.append(select.total, select.total.sum())
-    rows = []
-    for r, name in enumerate([*report.relations, ALL]):
-        if name != ALL and min(counts[r], chosen_counts[r]) < min_count:
-            continue
-        direction, layer, head = np.unravel_index(sel_heads[r].argmax(), sel_heads[r].shape)
-        best_offset = int(sel_offset[r].argmax())
-        rows.append(
-            {
-                "relation": name,
-                "count": int(counts[r]),
-                "select_count": int(chosen_counts[r]),
-                "direction": DIRECTIONS[direction],
-                "layer": int(layer),
-                "head": int(head),
-                "head_accuracy": float(rep_heads[r, direction, layer, head]),
-                "head_select_accuracy": float(sel_heads[r, direction, layer, head]),
-                "offset": int(report.offsets[best_offset]),
-                "offset_accuracy": float(rep_offset[r, best_offset]),
-            }
+    counts: ArcOutcomes
+    probe: list[ProbeExample]  # attention only
+    probe_words: list[ProbeExample]  # attention and word vectors (empty without vectors)
+
+
+def gather_split(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sentence],
+    relations: list[str],
+    offsets: list[int],
+    ud: TreebankConfig,
+    vectors: WordVectors | None,
+    split: str,
+) -> SplitEvidence:
+    """Stream the word maps of `sentences` into relation counts and probe examples."""
+    layers, heads = model_shape(model)
+    heads = 1 if ud.measure == "rollout" else heads  # rollout: one map per layer
+    counts = ArcOutcomes(relations, offsets, layers, heads)
+    probe, probe_words = [], []
+    words = [s.words for s in sentences]
+    for index, maps in stream_word_maps(
+        model,
+        tokenizer,
+        words,
+        ud.batch_size,
+        ud.max_length,
+        desc=f"UD {split}",
+        measure=ud.measure,
+    ):
+        sentence = sentences[index]
+        counts.add(sentence, maps)  # maps [L, H, w + 2, w + 2]
+        probe.append(probe_example(sentence, maps))
+        if vectors is not None:
+            probe_words.append(probe_example(sentence, maps, vectors(sentence.words)))  # [w, d]
+    log.info(
+        "UD %s: %d sentences, %d longer than %d pieces skipped",
+        split,
+        len(sentences),
+        len(sentences) - len(probe),
+        ud.max_length,
+    )
+    return SplitEvidence(counts, probe, probe_words)
+
+
+def probe_scores(
+    name: str,
+    train: Sequence[ProbeExample],
+    dev: Sequence[ProbeExample],
+    probe: ProbeConfig,
+    seed: int,
+    baseline: np.ndarray,
+    resamples: int,
+) -> dict[str, float]:
+    """`<name>_uas` on dev and `<name>_minus_right_branching` (the paired difference from the
+    right-branching baseline's hits per dev sentence `baseline`, int [S, 2]), each with its
+    95% interval bootstrapped over dev sentences, and `<name>_train_uas` of a probe trained
+    on `train` (none without training examples)."""
+    if not train:
+        return {}
+    fitted = train_probe(train, probe.epochs, probe.batch_size, probe.learning_rate, seed)
+    hits = sentence_hits(fitted, dev, probe.batch_size)  # [S, 2]
+    found = bootstrap_interval(
+        lambda mine, base: np.array([uas(mine), uas(mine) - uas(base)]),
+        hits,
+        baseline,
+        n_resamples=resamples,
+        seed=seed,
+    )
+    return (
+        found[0].as_dict(f"{name}_uas")
+        | found[1].as_dict(f"{name}_minus_right_branching")
+        | {f"{name}_train_uas": probe_uas(fitted, train, probe.batch_size)}
+    )
+
+
+INTERVAL_COLUMNS = ("head_accuracy", "offset_accuracy", "head_minus_offset")
+
+
+def with_intervals(
+    table: pd.DataFrame, report: ArcOutcomes, resamples: int, seed: int
+) -> pd.DataFrame:
+    """`table` with `head_minus_offset` (head accuracy - offset accuracy on the same arcs)
+    and 95% percentile intervals of it and of both accuracies (`<column>_ci_low`,
+    `<column>_ci_high`), bootstrapped over the report split's sentences: the arcs of one
+    sentence are resampled together, and the head and offset stay paired on them."""
+    arcs, heads, offsets = hits_per_sentence(table, report)  # int [S, T] each
+
+    def accuracies(arcs: np.ndarray, heads: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        right = np.concatenate([heads.sum(0), offsets.sum(0), (heads - offsets).sum(0)])  # [3T]
+        with np.errstate(invalid="ignore", divide="ignore"):  # a relation absent: NaN
+            return right / np.tile(arcs.sum(0), 3)
+
+    found = bootstrap_interval(accuracies, arcs, heads, offsets, n_resamples=resamples, seed=seed)
+    columns = {}
+    for k, name in enumerate(INTERVAL_COLUMNS):
+        part = found[k * len(table) : (k + 1) * len(table)]
+        columns[name] = [interval.estimate for interval in part]
+        columns[f"{name}_ci_low"] = [interval.low for interval in part]
+        columns[f"{name}_ci_high"] = [interval.high for interval in part]
+    return table.assign(**columns)
+
+
+def relation_metrics(table: pd.DataFrame) -> dict[str, float | str]:
+    """Per relation (and `all_relations`): head and offset accuracy and their difference,
+    each with its interval; and the best head for all relations."""
+    metrics: dict[str, float | str] = {
+        f"{row['relation'].replace(' ', '_')}_{name}{suffix}": float(row[f"{name}{suffix}"])
+        for _, row in table.iterrows()
+        for name in INTERVAL_COLUMNS
+        for suffix in ("", "_ci_low", "_ci_high")
+    }
+    overall = table[table["relation"] == ALL].iloc[0]
+    metrics["all_relations_best_head"] = head_name(overall["layer"], overall["head"])
+    return metrics
+
+
+def analyse_syntax(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence],
+    settings: ClarkSyntaxConfig,
+    seed: int,
+) -> SyntaxReport:
+    """Relation heads and probes of an engine-attached `model`, chosen on `train` and
+    reported on `dev`. `settings.ud` gives batch_size, max_length, max_offset and min_count;
+    `settings.probe` epochs, batch_size, learning_rate and word_vectors (None: no
+    attention-and-words probe). Intervals are bootstrapped over dev sentences with
+    `settings.bootstrap_resamples` resamples seeded by `seed`."""
+    ud, probe, bootstrap_resamples = settings.ud, settings.probe, settings.bootstrap_resamples
+    sentences = [*train, *dev]
+    relations = sorted({relation for s in sentences for relation in s.relations})
+    offsets = [o for o in range(-ud.max_offset, ud.max_offset + 1) if o != 0]
+    vectors = None
+    if probe.word_vectors:
+        vectors = WordVectors(probe.word_vectors, {word for s in sentences for word in s.words})
+    selected = gather_split(model, tokenizer, train, relations, offsets, ud, vectors, "train")
+    reported = gather_split(model, tokenizer, dev, relations, offsets, ud, vectors, "dev")
+    if len(reported.probe) < 2:
+        raise PipelineError(
+            f"only {len(reported.probe)} UD dev sentence fits in {ud.max_length} pieces; an "
+            "interval needs two or more: raise clark_syntax.ud.dev_sentences or max_length"
         )
-    table = pd.DataFrame(rows)
-    order = table["relation"].eq(ALL)
-    return pd.concat([table[~order].sort_values("count", ascending=False), table[order]])
-
-
-def hits_per_sentence(table: pd.DataFrame, report: ArcOutcomes) -> tuple[np.ndarray, ...]:
-    """For each row of `table` (a relation, or ALL, with its chosen head and offset), per
-    report sentence: arcs, hits of the chosen head and hits of the chosen offset, each
-    int [S, T] for S sentences and T rows."""
-    sentence, relation, head_hits, offset_hits = report.arcs()
-    shape = (report.sentences, len(table))
-    arcs, heads, offsets = np.zeros(shape, int), np.zeros(shape, int), np.zeros(shape, int)
-    for t, row in enumerate(table.itertuples()):
-        mine = (
-            np.ones(len(relation), bool)
-            if row.relation == ALL
-            else relation == report.index[row.relation]
+    table = select_and_report(selected.counts, reported.counts, ud.min_count)
+    table = with_intervals(table, reported.counts, bootstrap_resamples, seed)
+    metrics = relation_metrics(table)
+    baseline = right_branching_hits(reported.probe)  # [S, 2]
+    metrics |= bootstrap_interval(
+        uas, baseline, n_resamples=bootstrap_resamples, seed=seed
+    ).as_dict("right_branching_uas")
+    for name, train_examples, dev_examples in (
+        ("probe", selected.probe, reported.probe),
+        ("probe_words", selected.probe_words, reported.probe_words),
+    ):
+        metrics |= probe_scores(
+            name, train_examples, dev_examples, probe, seed, baseline, bootstrap_resamples
         )
-        direction = DIRECTIONS.index(row.direction)
-        np.add.at(arcs[:, t], sentence[mine], 1)
-        np.add.at(heads[:, t], sentence[mine], head_hits[mine, direction, row.layer, row.head])
-        column = report.offsets.index(row.offset)
-        np.add.at(offsets[:, t], sentence[mine], offset_hits[mine, column])
-    return arcs, heads, offsets
+    if vectors is not None:
+        metrics["word_vector_coverage"] = vectors.coverage
+    sizes = {"train_sentences": len(selected.probe), "dev_sentences": len(reported.probe)}
+    log.info(
+        "clark_syntax: all relations %.3f (offset %.3f), probe UAS %s",
+        metrics["all_relations_head_accuracy"],
+        metrics["all_relations_offset_accuracy"],
+        metrics.get("probe_uas"),
+    )
+    return SyntaxReport(table, metrics | sizes, **sizes)
+
+
+def syntax_figures(report: SyntaxReport, model: str, ud: TreebankConfig) -> dict[str, Captioned]:
+    """The best head and offset per dependency relation, by file stem."""
+    return {
+        "relations": Captioned(
+            figures.relation_heads(report.relations),
+            f"Accuracy on UD dev ({report.dev_sentences} sentences) of the best {model} "
+            f"head per dependency relation and of the best fixed offset, both chosen on "
+            f"{report.train_sentences} train sentences; whiskers: 95% intervals bootstrapped "
+            f"over dev sentences.",
+            {"train_sentences": ud.train_sentences, "dev_sentences": ud.dev_sentences},
+        )
+    }

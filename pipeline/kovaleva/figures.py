@@ -30,8 +30,8 @@ from pipeline.plotting.figures import (
 
 if TYPE_CHECKING:
     from pipeline.core.schema import FramenetConfig
-    from pipeline.kovaleva.analysis import TaskAnalysis
-    from pipeline.kovaleva.framenet_heads import FrameNetHeads
+    from pipeline.kovaleva.analyze import TaskAnalysis
+    from pipeline.kovaleva.framenet import FrameNetHeads
 
 
 def whiskers(table: pd.DataFrame, value: str) -> np.ndarray:

@@ -1,225 +1,192 @@
-"""FrameNet 1.5 exemplar sentences for relation-specific heads (Kovaleva et al. Figs. 3-4).
+"""The framenet stage's work: relation-specific heads on FrameNet (Kovaleva et al. Figs. 3-4).
 
-Each lexical-unit file `lu/luN.xml` lists annotated example sentences of one lexical unit
-(LU); the frame elements (FEs) it may take, with their coreness, are in its header. Texts
-are tokenised with single spaces, and label spans are character offsets with an inclusive
-end. The paper keeps a sentence when (defaults in brackets):
-
-- it has at most `max_tokens` tokens [12];
-- it has one target: one annotation set with a Target layer, holding one span;
-- it has at least one core FE with a span, every one of at most `max_fe_tokens` tokens [3];
-- no core-FE token lies within `target_window` tokens of a target token [2], i.e. every
-  core FE is at least `target_window + 1` tokens away from the target.
-
-The reader reads the release as it ships (`.tgz`) or unpacked, without unpacking anything.
-The sentences that pass are kept as JSON lines (`to_jsonl`, `load_sentences`).
+`score_heads` runs the pre-trained model on FrameNet sentences, scores every head on each
+sentence by the maximum attention from the core frame-element pieces to the lexical-unit
+(target) pieces (`measures.frame_score`), averages over sentences, and lists the best heads
+with the sentence where each scores highest. Every head's mean carries a 95% percentile
+bootstrap interval over sentences, and `top1_over_median` (the best head's score over the
+median head's) re-chooses the best head inside each resample, so the interval accounts for
+picking it. The tables and metrics it returns number layers and heads from 1 (`L3-H5`); the
+functions they come from count from 0.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import tarfile
-import xml.etree.ElementTree as ET
-from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.core.errors import PipelineError
-from pipeline.core.schema import FramenetConfig
-from pipeline.data.sampling import seeded_subset
+from pipeline.attention.capture import stream_maps
+from pipeline.attention.dump_attention import Example, tokenize_examples
+from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.schema import FramenetConfig, TaskConfig
+from pipeline.core.stats import bootstrap_interval
+from pipeline.kovaleva.formulas import frame_score
+from pipeline.kovaleva.framenet_data import FrameSentence, piece_indices
+from pipeline.kovaleva.tables import grid_table, head_interval_frame
 
-CORE_TYPES = ("Core", "Core-Unexpressed")
-_SENTENCE = re.compile(r"<sentence\b.*?</sentence>", re.S)
-_TEXT = re.compile(r"<text>(.*?)</text>", re.S)
-_HEADER_FE = re.compile(r'<FE\b[^>]*?\btype="([^"]+)"[^>]*?\bname="([^"]+)"')
-_LU = re.compile(r"<lexUnit\b[^>]*>")
-_ATTR = re.compile(r'(\w+)="([^"]*)"')
-_LU_FILE = re.compile(r"(^|/)lu/lu\d+\.xml$")
+log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Span:
-    """A labelled character span [start, end) of the sentence text."""
-
-    name: str
-    start: int
-    end: int
+# FrameNet sentences as one-segment inputs of `tokenize_examples`, which reads a task's
+# text columns (and nothing else of it).
+SENTENCE_INPUT = TaskConfig(name="framenet", text_columns=["text"])
 
 
 @dataclass(frozen=True)
-class FrameSentence:
-    """One annotated sentence: its lexical unit's target span and its core FE spans."""
+class FrameNetHeads:
+    """What `score_heads` gives the stage to write; layers and heads numbered from 1."""
 
-    sentence_id: int
-    lu: str
-    frame: str
-    text: str
-    target: Span
-    core_fes: tuple[Span, ...]
+    heads: pd.DataFrame  # per head: layer, head, score (+ _ci_low, _ci_high), sentences
+    top_heads: pd.DataFrame  # per rank: rank, layer, head, score (+ CI), its best sentence ...
+    top_head_maps: pd.DataFrame  # per rank, query and key: layer, head, tokens, weight
+    sentences: int  # how many sentences were scored
+    metrics: dict[str, float | int | str]
 
-
-def token_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans [start, end) of the space-separated tokens of a FrameNet text."""
-    return [m.span() for m in re.finditer(r"\S+", text)]
-
-
-def tokens_of(span: Span, tokens: list[tuple[int, int]]) -> list[int]:
-    """Indices of the tokens that overlap `span`."""
-    return [k for k, (a, b) in enumerate(tokens) if a < span.end and span.start < b]
-
-
-def _labels(layer: ET.Element) -> list[Span]:
-    """A layer's labels that carry a span (null instantiations have none); end made exclusive."""
-    return [
-        Span(label.get("name", ""), int(label.get("start")), int(label.get("end")) + 1)
-        for label in layer.iter("label")
-        if label.get("start") is not None and label.get("end") is not None
-    ]
-
-
-def _parse_sentence(
-    block: str, core: set[str]
-) -> tuple[int, str, list[list[Span]], list[Span]] | None:
-    """(id, text, target spans per target-bearing annotation set, core FE spans) of a block."""
-    node = ET.fromstring(block)  # the namespace is declared on the root, not here
-    text = node.findtext("text") or ""
-    targets: list[list[Span]] = []
-    fes: list[Span] = []
-    for annotation in node.iter("annotationSet"):
-        layers = {
-            layer.get("name"): layer
-            for layer in annotation.iter("layer")
-            if layer.get("rank", "1") == "1"
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables by file stem."""
+        return {
+            "heads": self.heads,
+            "top_heads": self.top_heads,
+            "top_head_maps": self.top_head_maps,
         }
-        target = _labels(layers["Target"]) if "Target" in layers else []
-        if target:
-            targets.append(target)
-            if "FE" in layers:
-                fes.extend(s for s in _labels(layers["FE"]) if s.name in core)
-    return int(node.get("ID", -1)), text, targets, fes
 
 
-def keep(text: str, targets: list[list[Span]], core_fes: list[Span], rule: FramenetConfig) -> bool:
-    """Whether an annotated sentence passes the paper's filter (module docstring)."""
-    tokens = token_spans(text)
-    if len(tokens) > rule.max_tokens or len(targets) != 1 or len(targets[0]) != 1:
-        return False
-    if not core_fes:
-        return False
-    target = tokens_of(targets[0][0], tokens)
-    if not target:
-        return False
-    for fe in core_fes:
-        positions = tokens_of(fe, tokens)
-        if not positions or len(positions) > rule.max_fe_tokens:
-            return False
-        gap = min(abs(i - j) for i in positions for j in target)
-        if gap <= rule.target_window:
-            return False
-    return True
+def encode_sentences(
+    tokenizer: PreTrainedTokenizerBase, sentences: Sequence[FrameSentence], max_length: int
+) -> list[Example]:
+    """Model inputs and word pieces of each sentence, encoded as the attention dump encodes
+    GLUE rows; `example_id` is the sentence's position in `sentences`."""
+    frame = pd.DataFrame({"idx": range(len(sentences)), "text": [s.text for s in sentences]})
+    return tokenize_examples(tokenizer, SENTENCE_INPUT, frame, max_length)
 
 
-def read_lu_file(xml: str, rule: FramenetConfig) -> Iterator[FrameSentence]:
-    """The sentences of one lexical-unit file that pass `rule`.
-
-    Long sentences are dropped on their text alone, before any XML parsing.
-    """
-    head = _LU.search(xml)
-    if head is None:
-        return
-    attrs = dict(_ATTR.findall(head.group(0)))
-    lu, frame = attrs.get("name", ""), attrs.get("frame", "")
-    core = {name for kind, name in _HEADER_FE.findall(xml) if kind in CORE_TYPES}
-    for match in _SENTENCE.finditer(xml):
-        block = match.group(0)
-        raw = _TEXT.search(block)
-        if raw is None or len(raw.group(1).split()) > rule.max_tokens:
-            continue
-        sentence_id, text, targets, fes = _parse_sentence(block, core)
-        if keep(text, targets, fes, rule):
-            yield FrameSentence(sentence_id, lu, frame, text, targets[0][0], tuple(fes))
+def sentence_score(maps: np.ndarray, example: Example, sentence: FrameSentence) -> np.ndarray:
+    """Per head, the max attention from the core-FE pieces to the target pieces of one
+    sentence: maps [L, H, n, n] -> [L, H]."""
+    special = example.tokens.word_ids < 0  # [n]
+    fe = piece_indices(example.tokens.offsets, special, sentence.core_fes)
+    lu = piece_indices(example.tokens.offsets, special, [sentence.target])
+    return frame_score(maps, fe, lu)
 
 
-def iter_lu_files(source: Path) -> Iterator[tuple[str, str]]:
-    """(name, XML text) of every `lu/luN.xml` in a FrameNet release, `.tgz` or unpacked."""
-    if not source.exists():
-        raise PipelineError(
-            f"FrameNet not found at {source}; point framenet.source at framenet-1.5.tgz "
-            "or an unpacked fndata-1.5 folder"
-        )
-    if source.is_dir():
-        files = sorted((source / "lu").glob("lu*.xml"))
-        if not files:
-            raise PipelineError(f"{source} has no lu/lu*.xml files; is it fndata-1.5?")
-        for path in files:
-            yield path.name, path.read_text(encoding="utf-8")
-        return
-    with tarfile.open(source, "r:*") as archive:
-        for member in archive:
-            if member.isfile() and _LU_FILE.search(member.name):
-                handle = archive.extractfile(member)
-                yield Path(member.name).name, handle.read().decode("utf-8")
-
-
-def read_sentences(source: Path, rule: FramenetConfig) -> list[FrameSentence]:
-    """Every sentence of the release that passes `rule`, ordered by sentence id."""
-    from tqdm import tqdm
-
-    found = [
-        sentence
-        for _, xml in tqdm(iter_lu_files(source), desc="FrameNet lexical units", unit="file")
-        for sentence in read_lu_file(xml, rule)
-    ]
-    return sorted(found, key=lambda s: s.sentence_id)
-
-
-def to_record(sentence: FrameSentence) -> dict:
-    """A JSON-ready dict of a sentence (inverse: `from_record`)."""
-    return asdict(sentence)
-
-
-def from_record(record: dict) -> FrameSentence:
-    return FrameSentence(
-        sentence_id=int(record["sentence_id"]),
-        lu=record["lu"],
-        frame=record["frame"],
-        text=record["text"],
-        target=Span(**record["target"]),
-        core_fes=tuple(Span(**fe) for fe in record["core_fes"]),
-    )
-
-
-def to_jsonl(sentences: Sequence[FrameSentence]) -> str:
-    """One JSON record per line (sorted keys), as data/framenet/sentences.jsonl holds them."""
-    return "".join(json.dumps(to_record(s), sort_keys=True) + "\n" for s in sentences)
-
-
-def load_sentences(path: Path, limit: int | None, seed: int) -> list[FrameSentence]:
-    """A seeded sample of `limit` sentences (None: all) of a `to_jsonl` file, in file order."""
-    if not path.exists():
-        raise PipelineError(f"{path} not found; run the framenet_data stage first")
-    sentences = [from_record(json.loads(line)) for line in path.read_text().splitlines()]
-    return [sentences[i] for i in seeded_subset(len(sentences), limit, seed)]
-
-
-def sentence_counts(sentences: Sequence[FrameSentence]) -> dict[str, int]:
-    """How many sentences, frames and lexical units passed, and sentences per core-FE count."""
-    fe_counts = Counter(len(s.core_fes) for s in sentences)
+def describe(sentence: FrameSentence) -> dict[str, str]:
+    """The columns of top_heads.csv that show a head's best sentence."""
+    target = sentence.text[sentence.target.start : sentence.target.end]
+    fes = [sentence.text[fe.start : fe.end] for fe in sentence.core_fes]
     return {
-        "sentences": len(sentences),
-        "frames": len({s.frame for s in sentences}),
-        "lexical_units": len({s.lu for s in sentences}),
-        **{f"with_{k}_core_fes": v for k, v in sorted(fe_counts.items())},
+        "frame": sentence.frame,
+        "lexical_unit": sentence.lu,
+        "target": target,
+        "core_fes": "; ".join(
+            f"{fe.name}={text}" for fe, text in zip(sentence.core_fes, fes, strict=True)
+        ),
+        "sentence": sentence.text,
+        "note": f"FE {' / '.join(fes)} -> LU {target}",
     }
 
 
-def piece_indices(offsets: np.ndarray, special: np.ndarray, spans: Sequence[Span]) -> np.ndarray:
-    """Indices of the word pieces (offsets [n, 2], special bool [n]) overlapping any span."""
-    hits = np.zeros(len(offsets), dtype=bool)
-    for span in spans:
-        hits |= (offsets[:, 0] < span.end) & (span.start < offsets[:, 1])
-    return np.flatnonzero(hits & ~special)
+def capture_sentence_maps(
+    model: PreTrainedModel, examples: Sequence[Example], batch_size: int, pad_id: int
+) -> list[np.ndarray]:
+    """Every map [L, H, n, n] of each example, in the order of `examples`."""
+    maps: list[np.ndarray] = [np.empty(0)] * len(examples)
+    encodings = [example.row for example in examples]
+    desc = "framenet: pre-trained attention"
+    for i, captured in stream_maps(model, encodings, batch_size, pad_id, desc):
+        maps[i] = captured.numpy()
+    return maps
+
+
+def top_head_tables(
+    heads: pd.DataFrame,
+    scores: np.ndarray,
+    maps: Sequence[np.ndarray],
+    examples: Sequence[Example],
+    sentences: Sequence[FrameSentence],
+    top_heads: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """top_heads and top_head_maps (0-based) of the `top_heads` best rows of `heads` (with
+    score intervals), each on the first sentence where it scores highest. `scores`
+    [N, L, H] and `maps` ([L, H, n, n] each) are per sentence."""
+    best = heads.sort_values("score", ascending=False).head(top_heads)
+    rows, cells = [], []
+    for rank, row in enumerate(best.itertuples(), start=1):
+        layer, head = row.layer, row.head
+        chosen = int(np.argmax(scores[:, layer, head]))  # ties: the first sentence
+        rows.append(
+            {
+                "rank": rank,
+                "layer": layer,
+                "head": head,
+                "score": float(row.score),
+                "score_ci_low": float(row.score_ci_low),
+                "score_ci_high": float(row.score_ci_high),
+                "example_score": float(scores[chosen, layer, head]),
+                **describe(sentences[chosen]),
+            }
+        )
+        one_head = maps[chosen][layer : layer + 1, head : head + 1]  # [1, 1, n, n]
+        grid = grid_table(one_head, examples[chosen].tokens.tokens)
+        grid["layer"], grid["head"] = layer, head
+        grid.insert(0, "rank", rank)
+        cells.append(grid)
+    return pd.DataFrame(rows), pd.concat(cells, ignore_index=True)
+
+
+def top_over_median(scores: np.ndarray) -> float:
+    """The best head's mean score over the median head's, from per-sentence scores [N, K]
+    (K heads): max_k m_k / median_k m_k with m_k = mean_n scores[n, k]."""
+    means = scores.mean(axis=0)  # [K]
+    return float(means.max() / np.median(means))
+
+
+def score_heads(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[FrameSentence],
+    settings: FramenetConfig,
+    *,
+    max_length: int,
+    seed: int,
+) -> FrameNetHeads:
+    """Figs. 3-4: every head's mean FrameNet score over `sentences` with its 95% interval
+    (`settings.bootstrap_resamples` resamples of sentences, seeded by `seed`), and the
+    `settings.top_heads` best heads with their best sentence. `model`: the pre-trained
+    encoder, engine-attached; `max_length`: word pieces per sentence."""
+    batch_size, top_heads = settings.batch_size, settings.top_heads
+    n_resamples = settings.bootstrap_resamples
+    examples = encode_sentences(tokenizer, sentences, max_length)
+    maps = capture_sentence_maps(model, examples, batch_size, tokenizer.pad_token_id)
+    scores = np.stack(
+        [sentence_score(m, e, s) for m, e, s in zip(maps, examples, sentences, strict=True)]
+    )  # [N, L, H]
+    count = len(scores)
+    heads = head_interval_frame(scores, "score", n_resamples, seed)
+    heads = heads.rename(columns={"examples": "sentences"})
+    top, cells = top_head_tables(heads, scores, maps, examples, sentences, top_heads)
+
+    metrics: dict[str, float | int | str] = {
+        "sentences": count,
+        "mean_score": float(heads["score"].mean()),
+    }
+    for row in top.itertuples():
+        metrics[f"top{row.rank}.head"] = head_name(row.layer, row.head)
+        metrics[f"top{row.rank}.score"] = float(row.score)
+        metrics[f"top{row.rank}.score_ci_low"] = row.score_ci_low
+        metrics[f"top{row.rank}.score_ci_high"] = row.score_ci_high
+    per_head = scores.reshape(count, -1)  # [N, L*H]
+    ratio = bootstrap_interval(top_over_median, per_head, n_resamples=n_resamples, seed=seed)
+    metrics.update(ratio.as_dict("top1_over_median"))
+    log.info("framenet: top head %s score %.3f", metrics["top1.head"], metrics["top1.score"])
+    return FrameNetHeads(
+        heads=numbered_from_one(heads),
+        top_heads=numbered_from_one(top),
+        top_head_maps=numbered_from_one(cells),
+        sentences=count,
+        metrics=metrics,
+    )

@@ -1,7 +1,7 @@
 """Per-head tables of the Kovaleva et al. analyses, computed over an attention store.
 
 Each function reads the maps it needs example by example (a few at a time), applies one
-formula of `pipeline.kovaleva.measures` per example, and averages over examples with a 95%
+formula of `pipeline.kovaleva.formulas` per example, and averages over examples with a 95%
 percentile bootstrap interval over examples (`_ci_low`, `_ci_high`; seeded, through
 pipeline.core.stats). Tables count layers and
 heads from 0, as every Python API does; the entry points (`analysis`, `framenet_heads`)
@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore, TokenInfo
 from pipeline.core.stats import Interval, bootstrap_interval
-from pipeline.kovaleva.measures import (
+from pipeline.kovaleva.formulas import (
     cls_attention,
     head_cosine,
     received_attention,

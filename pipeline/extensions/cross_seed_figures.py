@@ -21,7 +21,7 @@ import pandas as pd
 
 from pipeline.core.io import Captioned
 from pipeline.core.stage import seed_folder
-from pipeline.michel.seeds import KEYS, SeedRuns
+from pipeline.extensions.cross_seed import KEYS, SeedRuns
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric, as in the ablate figures
 

@@ -27,8 +27,8 @@ import seaborn as sns
 from pipeline.core.io import Captioned
 
 if TYPE_CHECKING:
+    from pipeline.ablation.ablate import Ablated
     from pipeline.core.schema import AblateConfig
-    from pipeline.michel.run import Ablated
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
 ALPHA = 0.05  # q-values below it are marked significant

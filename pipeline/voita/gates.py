@@ -21,17 +21,17 @@ import pandas as pd
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.ablation.importance import gated_logits, pruning_curve
+from pipeline.ablation.sweep import Uncertainty
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import numbered_from_one
 from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.data.sampling import evaluation_sample
-from pipeline.michel.ablation import Uncertainty
-from pipeline.michel.gates import gate_sweep, kept_heads_table, kept_overlap
-from pipeline.michel.importance import gated_logits, pruning_curve
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.metrics import task_metrics
+from pipeline.voita.hard_concrete import gate_sweep, kept_heads_table, kept_overlap
 
 log = logging.getLogger(__name__)
 

@@ -20,13 +20,13 @@ import pandas as pd
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.attention.engine import attach, model_shape
-from pipeline.attention.layerwise import Layerwise
-from pipeline.core.heads import numbered_from_one
-from pipeline.core.schema import AblateConfig, TaskConfig
-from pipeline.core.stats import Interval
-from pipeline.data.sampling import evaluation_sample
-from pipeline.michel.ablation import (
+from pipeline.ablation.importance import (
+    importance_table,
+    metric_near_fraction,
+    prunable_fraction,
+    pruning_curve,
+)
+from pipeline.ablation.sweep import (
     Uncertainty,
     baseline_interval,
     head_ablations,
@@ -35,12 +35,12 @@ from pipeline.michel.ablation import (
     sweep,
     sweep_table,
 )
-from pipeline.michel.importance import (
-    importance_table,
-    metric_near_fraction,
-    prunable_fraction,
-    pruning_curve,
-)
+from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.layerwise import Layerwise
+from pipeline.core.heads import numbered_from_one
+from pipeline.core.schema import AblateConfig, TaskConfig
+from pipeline.core.stats import Interval
+from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import LabelledRows, labelled_rows
 
 log = logging.getLogger(__name__)

@@ -28,13 +28,13 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from pipeline.ablation.sweep import Rows, Uncertainty, row_lengths, task_loss
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import Rows, Uncertainty, row_lengths, task_loss
 from pipeline.models.batched_metrics import batched_metric
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 

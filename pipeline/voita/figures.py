@@ -15,7 +15,7 @@ import pandas as pd
 from pipeline.core.io import Captioned
 
 if TYPE_CHECKING:
-    from pipeline.michel.gates_run import GatesResult
+    from pipeline.voita.gates import GatesResult
 
 LABELS = {"gates": "hard-concrete gates (Voita)", "gradient": "gradient pruning (Michel)"}
 

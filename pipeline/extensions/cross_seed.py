@@ -35,7 +35,7 @@ from pipeline.core.schema import TaskConfig
 from pipeline.core.stage import seed_folder
 
 # The false discovery rate under which the ablate stage calls a head significant
-# (pipeline/michel/ablation.py, Uncertainty.alpha; tests/test_seeds.py keeps them equal).
+# (pipeline/ablation/sweep.py, Uncertainty.alpha; tests/test_seeds.py keeps them equal).
 ALPHA = 0.05
 KEYS = ["layer", "head"]
 

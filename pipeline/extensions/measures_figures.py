@@ -10,8 +10,8 @@ matplotlib.use("Agg")  # figures are files; no display is needed
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from pipeline.attention.measures import TOKEN_TYPES, MeasureComparison
 from pipeline.core.io import Captioned
+from pipeline.extensions.measures import TOKEN_TYPES, MeasureComparison
 
 MEASURE_TITLES = {
     "weights": "weights  alpha",

@@ -31,14 +31,14 @@ import torch
 from scipy import stats
 from torch import nn
 
+from pipeline.ablation.importance import gated_logits
+from pipeline.ablation.sweep import Rows, row_lengths, task_loss
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
-from pipeline.michel.ablation import Rows, row_lengths, task_loss
-from pipeline.michel.importance import gated_logits
 from pipeline.models.batched_metrics import batched_metric
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
