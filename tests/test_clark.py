@@ -38,7 +38,13 @@ from pipeline.clark.relations import (
 )
 from pipeline.clark.stream import encode_words
 from pipeline.clark.syntax import analyse_syntax
-from pipeline.clark.ud import Sentence, read_conllu, read_treebank_sample
+from pipeline.clark.ud import (
+    Arc,
+    Sentence,
+    read_conllu,
+    read_treebank_sample,
+    rebuilt_prepositions,
+)
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps
 from pipeline.core.errors import PipelineError
@@ -132,8 +138,7 @@ def test_read_conllu_skips_multiword_tokens_and_empty_nodes(tmp_path):
     first, second = read_conllu(path)
     assert first.words == ("Today", "'s", "dog", "barks", ".")
     assert first.heads == (3, 1, 4, 0, 4)
-    assert first.relations == ("nmod", "case", "nsubj", "root", "punct")
-    assert read_conllu(path, strip_subtypes=False)[0].relations[0] == "nmod:poss"
+    assert first.relations == ("nmod:poss", "case", "nsubj", "root", "punct")  # subtypes kept
     assert second.sent_id == "s2" and len(second) == 1
 
 
@@ -146,8 +151,6 @@ def test_read_treebank_sample_reads_the_splits_file_and_draws_a_seeded_sample(tm
     (drawn,) = read_treebank_sample(tmp_path, "dev", 1, seed=3)
     assert drawn == every[int(seeded_subset(2, 1, 3)[0])]
     assert [s.sent_id for s in read_treebank_sample(tmp_path, "train", None, seed=0)] == ["s2"]
-    kept = read_treebank_sample(tmp_path, "dev", None, seed=0, strip_subtypes=False)
-    assert kept[0].relations[0] == "nmod:poss"
     with pytest.raises(PipelineError, match=r"expected one \*-ud-test.conllu .* found 0"):
         read_treebank_sample(tmp_path, "test", None, seed=0)
     (tmp_path / "y-ud-dev.conllu").write_text(CONLLU)
@@ -220,6 +223,57 @@ def test_head_counts_and_selection_find_the_right_head_and_offset():
     assert table.loc[ALL, "head_accuracy"] == 1.0 and table.loc[ALL, "count"] == 3
     assert table.loc[ALL, "offset_accuracy"] == pytest.approx(2 / 3)
     assert table.index[-1] == ALL
+
+
+# "he sat in the house of John": UD attaches house to sat (obl), in to house (case), John to
+# house (nmod), of to John (case); Stanford: in -> sat (prep), house -> in (pobj), of -> house
+# (prep), John -> of (pobj). "his" (nmod:poss) has no preposition to rebuild.
+PREPOSITIONS = Sentence(
+    sent_id="p",
+    words=("he", "sat", "in", "his", "house", "of", "John"),
+    heads=(2, 0, 5, 5, 2, 7, 5),
+    relations=("nsubj", "root", "case", "nmod:poss", "obl", "case", "nmod"),
+    upos=("PRON", "VERB", "ADP", "PRON", "NOUN", "ADP", "PROPN"),
+)
+
+
+def test_prep_and_pobj_are_rebuilt_from_case():
+    assert rebuilt_prepositions(PREPOSITIONS) == [
+        Arc(2, 2, "prep"), Arc(4, 3, "pobj"),  # in -> sat, house -> in
+        Arc(5, 5, "prep"), Arc(6, 6, "pobj"),  # of -> house, John -> of
+    ]  # fmt: skip
+    assert len(PREPOSITIONS.arcs) == 6 + 4  # six non-root UD arcs, then the rebuilt four
+
+
+def test_possessive_case_and_stacked_prepositions_are_not_rebuilt():
+    possessive = Sentence(
+        "s", ("John", "'s", "dog"), (3, 1, 0), ("nmod:poss", "case", "root"), ("X",) * 3
+    )
+    assert rebuilt_prepositions(possessive) == []
+    stacked = Sentence(  # "out from under it": two case words on one noun
+        "s", ("came", "from", "under", "it"), (0, 4, 4, 1), ("root", "case", "case", "obl"),
+        ("X",) * 4,
+    )  # fmt: skip
+    assert rebuilt_prepositions(stacked) == []
+
+
+def test_rebuilt_arcs_are_scored_but_not_counted_again_in_all_relations():
+    """A head in which every word attends to its UD head finds `case` (in -> house) but not
+    Stanford's `prep` (in -> sat); all relations counts the six UD arcs only."""
+    g = len(PREPOSITIONS) + 2
+    maps = torch.zeros(g, g)
+    for j, head in enumerate(PREPOSITIONS.heads, start=1):
+        maps[j, head] = 1.0
+    relations = sorted({arc.relation for arc in PREPOSITIONS.arcs})
+    outcomes = ArcOutcomes(relations, [-1, 1], num_layers=1, num_heads=1)
+    outcomes.add(PREPOSITIONS, maps[None, None])
+    heads, _ = outcomes.accuracy()  # [R + 1, 2, 1, 1]
+    accuracy = dict(zip([*relations, ALL], heads[:, 0, 0, 0].tolist(), strict=True))
+    assert accuracy["case"] == 1.0 and accuracy["prep"] == 0.0
+    assert accuracy["pobj"] == 0.0  # house attends to sat, not to in
+    assert accuracy[ALL] == 1.0
+    table = select_and_report(outcomes, outcomes, min_count=1).set_index("relation")
+    assert table.loc[ALL, "count"] == 6 and table.loc["prep", "count"] == 2
 
 
 # ---------------------------------------------------------------- probe
