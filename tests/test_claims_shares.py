@@ -13,6 +13,7 @@ from pipeline.claims.kovaleva import type_shares, types_recur
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.shares import (
     adjusted_shares,
+    confusion_counts,
     corrected_shares,
     error_rates,
     separation,
@@ -25,15 +26,17 @@ PREDICTED = ["a"] * 8 + ["b"] * 2 + ["a"] * 1 + ["b"] * 9
 
 
 def test_error_rates_are_the_rows_of_the_confusion_matrix():
-    assert error_rates(ACTUAL, PREDICTED, ["a", "b"]) == pytest.approx(
-        np.array([[0.8, 0.2], [0.1, 0.9]])
-    )
+    counts = confusion_counts(ACTUAL, PREDICTED, ["a", "b", "c"])
+    assert counts.tolist() == [[8, 2, 0], [1, 9, 0], [0, 0, 0]]
+    rates = error_rates(counts)
+    assert rates[:2] == pytest.approx(np.array([[0.8, 0.2, 0], [0.1, 0.9, 0]]))
+    assert np.isnan(rates[2]).all()  # no map labelled c
 
 
 def test_two_types_give_the_textbook_adjusted_count():
     """True shares 0.3 / 0.7 are called a 0.8 x 0.3 + 0.1 x 0.7 = 0.31 of the time; the
     adjusted count (q - fpr) / (tpr - fpr) = (0.31 - 0.1) / (0.8 - 0.1) gives 0.3 back."""
-    rates = error_rates(ACTUAL, PREDICTED, ["a", "b"])
+    rates = error_rates(confusion_counts(ACTUAL, PREDICTED, ["a", "b"]))
     assert adjusted_shares(np.array([0.31, 0.69]), rates) == pytest.approx([0.3, 0.7], abs=1e-6)
 
 
@@ -47,9 +50,9 @@ def test_three_types_recover_the_true_shares_and_stay_on_the_simplex():
 
 
 def test_separation_is_recall_minus_the_pooled_false_positive_rate():
-    rates = error_rates(ACTUAL, PREDICTED, ["a", "b"])
+    counts = confusion_counts(ACTUAL, PREDICTED, ["a", "b"])
     # a: recall 0.8, one of ten b maps called a (0.1); b: recall 0.9, false positives 0.2
-    assert separation(rates, np.array([10.0, 10.0])) == pytest.approx([0.7, 0.7])
+    assert separation(counts) == pytest.approx([0.7, 0.7])
 
 
 def _labelled(recalled_c: int) -> tuple[list[str], list[str]]:
@@ -77,8 +80,21 @@ def test_a_type_never_recalled_cannot_be_identified_and_gets_no_share():
     assert np.isnan(found.corrected[2]) and np.isnan(found.ci_low[2])
     assert found.recalled.tolist() == [90, 90, 0] and found.labelled.tolist() == [100, 100, 20]
     assert found.corrected[:2] == pytest.approx(
-        adjusted_shares(np.array([0.6, 0.4, 0.0]), error_rates(*_labelled(0), "abc")[:2])
+        adjusted_shares(
+            np.array([0.6, 0.4, 0.0]), error_rates(confusion_counts(*_labelled(0), "abc"))[:2]
+        )
     )
+
+
+def test_a_type_without_labelled_maps_is_not_identifiable():
+    actual, predicted = _labelled(0)
+    found = corrected_shares(
+        np.array([0.6, 0.4, 0.0]), np.array([0.59, 0.39, 0.0]), np.array([0.61, 0.41, 0.01]),
+        actual[:200], predicted[:200], ("a", "b", "c"), 0.0, resamples=100, seed=0,
+    )  # fmt: skip
+    assert found.identifiable.tolist() == [True, True, False]
+    assert found.labelled[2] == 0 and np.isnan(found.corrected[2])
+    assert found.false_positive[:2] == pytest.approx([0.1, 0.1])
 
 
 def test_the_interval_holds_the_estimate_and_widens_with_the_classifier_seed():
@@ -128,6 +144,7 @@ def test_a_type_the_classifier_cannot_identify_makes_the_claim_not_testable(tmp_
     assert measured.note.startswith(
         "the classifier cannot identify block (12 maps labelled by eye, 0 of them recalled"
     )
+    assert "; the others' corrected shares: vertical 0." in measured.note
 
 
 def test_the_claim_judges_the_smallest_corrected_share_of_all_five(tmp_path):
@@ -143,5 +160,7 @@ def test_a_share_the_classifier_cannot_resolve_says_so(tmp_path):
     """Diagonal observed at 0.02, less than the 4% of vertical maps called diagonal."""
     shares = SHARES | {"vertical": 0.68, "diagonal": 0.02}
     measured = types_recur("sst2").measure(_outputs(tmp_path, 12, shares), 42)
-    assert measured.note.startswith("below what the classifier resolves: diagonal 0.000 [0.000")
-    assert "while the classifier calls" in measured.note
+    assert measured.note == (
+        "below what the classifier resolves: diagonal (the classifier calls 1.2% of other "
+        "maps diagonal)"
+    )  # 2 of the 162 maps of the other types (vertical's) are called diagonal

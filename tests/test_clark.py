@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,7 @@ import torch
 
 from pipeline.attention.engine import attach
 from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
+from pipeline.claims.clark import NOT_SPECIALISED, TABLE1
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
@@ -258,22 +261,38 @@ def test_possessive_case_and_stacked_prepositions_are_not_rebuilt():
 
 
 def test_rebuilt_arcs_are_scored_but_not_counted_again_in_all_relations():
-    """A head in which every word attends to its UD head finds `case` (in -> house) but not
-    Stanford's `prep` (in -> sat); all relations counts the six UD arcs only."""
+    """Head 0: every word attends to its UD head. Head 1: "in", "house", "of", "John"
+    attend to their Stanford heads (sat, in, house, of), the rest to their UD heads. All
+    relations counts the six UD arcs only: head 1 finds 2 of them (he, his)."""
     g = len(PREPOSITIONS) + 2
-    maps = torch.zeros(g, g)
+    maps = torch.zeros(2, g, g)  # [H, w + 2, w + 2]
+    stanford = {3: 2, 5: 3, 6: 5, 7: 6}  # 1-based word -> its Stanford head
     for j, head in enumerate(PREPOSITIONS.heads, start=1):
-        maps[j, head] = 1.0
+        maps[0, j, head] = 1.0
+        maps[1, j, stanford.get(j, head)] = 1.0
     relations = sorted({arc.relation for arc in PREPOSITIONS.arcs})
-    outcomes = ArcOutcomes(relations, [-1, 1], num_layers=1, num_heads=1)
-    outcomes.add(PREPOSITIONS, maps[None, None])
-    heads, _ = outcomes.accuracy()  # [R + 1, 2, 1, 1]
-    accuracy = dict(zip([*relations, ALL], heads[:, 0, 0, 0].tolist(), strict=True))
-    assert accuracy["case"] == 1.0 and accuracy["prep"] == 0.0
-    assert accuracy["pobj"] == 0.0  # house attends to sat, not to in
-    assert accuracy[ALL] == 1.0
+    outcomes = ArcOutcomes(relations, [-1, 1], num_layers=1, num_heads=2)
+    outcomes.add(PREPOSITIONS, maps[None])
+    heads, _ = outcomes.accuracy()  # [R + 1, 2, 1, 2]
+    ud, rebuilt = (
+        dict(zip([*relations, ALL], heads[:, 0, 0, h].tolist(), strict=True)) for h in (0, 1)
+    )
+    assert ud["case"] == 1.0 and ud["prep"] == 0.0 and ud["pobj"] == 0.0 and ud[ALL] == 1.0
+    assert rebuilt["prep"] == 1.0 and rebuilt["pobj"] == 1.0 and rebuilt["case"] == 0.0
+    assert rebuilt[ALL] == pytest.approx(2 / 6)
     table = select_and_report(outcomes, outcomes, min_count=1).set_index("relation")
     assert table.loc[ALL, "count"] == 6 and table.loc["prep", "count"] == 2
+
+
+def test_the_documented_table1_mapping_is_the_one_the_claims_use():
+    """docs/stages/clark.md's table: Stanford relation -> the first UD relation named (or
+    `rebuilt`), against pipeline/claims/clark.py."""
+    text = (Path(__file__).resolve().parent.parent / "docs/stages/clark.md").read_text()
+    rows = re.findall(r"^  \| (\w+) \| (rebuilt|`[a-z:]+`)", text, flags=re.M)
+    documented = {name: ud.strip("`") for name, ud in rows if name != "All"}
+    coded = {name: row.scored for name, row in {**TABLE1, **NOT_SPECIALISED}.items()}
+    coded = {name: "rebuilt" if name in ("prep", "pobj") else ud for name, ud in coded.items()}
+    assert documented == coded
 
 
 # ---------------------------------------------------------------- probe

@@ -100,34 +100,49 @@ def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
     )
 
 
+def unidentified(found: CorrectedShares) -> str:
+    """Why the corrected shares cannot all be estimated ('' when they can)."""
+    hidden = [
+        f"{k} ({n:.0f} maps labelled by eye, {r:.0f} of them recalled in cross-validation)"
+        for k, n, r, known in zip(
+            found.classes, found.labelled, found.recalled, found.identifiable, strict=True
+        )
+        if not known
+    ]
+    if not hidden:
+        return ""
+    return (
+        f"the classifier cannot identify {'; '.join(hidden)}: its maps are not called that "
+        "type more often than other maps are, so its share cannot be estimated"
+    )
+
+
+def unresolved(found: CorrectedShares) -> str:
+    """The corrected shares whose interval reaches 0 ('' when none does)."""
+    below = [
+        f"{k} (the classifier calls {found.false_positive[i]:.1%} of other maps {k})"
+        for i, k in enumerate(found.classes)
+        if k in found.unresolved()
+    ]
+    return f"below what the classifier resolves: {', '.join(below)}" if below else ""
+
+
 def types_recur(task: str) -> Claim:
     def measure(out: StageOutputs, seed: int) -> Measured:
         found = type_shares(out, task, seed)
-        hidden = [
-            f"{k} ({n:.0f} maps labelled by eye, {r:.0f} of them recalled in cross-validation)"
-            for k, n, r, known in zip(
-                CLASSES, found.labelled, found.recalled, found.identifiable, strict=True
+        shares = {
+            k: Measured(*(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)))
+            for i, k in enumerate(found.classes)
+        }
+        if reason := unidentified(found):
+            estimated = ", ".join(
+                f"{k} {m.statistic:.3f} [{m.ci_low:.3f}, {m.ci_high:.3f}]"
+                for k, m in shares.items()
+                if not m.undefined
             )
-            if not known
-        ]
-        if hidden:
-            return undefined(
-                f"the classifier cannot identify {'; '.join(hidden)}: its maps are not called "
-                "that type more often than other maps are, so its share cannot be estimated"
-            )
-        shares = [
-            Measured(*(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)))
-            for i in range(len(CLASSES))
-        ]
-        weakest = smallest(*shares)
-        unresolved = [
-            f"{k} {found.corrected[i]:.3f} [{found.ci_low[i]:.3f}, {found.ci_high[i]:.3f}], "
-            f"while the classifier calls {found.false_positive[i]:.1%} of other maps {k}"
-            for i, k in enumerate(CLASSES)
-            if k in found.unresolved()
-        ]
-        note = f"below what the classifier resolves: {'; '.join(unresolved)}" if unresolved else ""
-        return replace(weakest, note=note)
+            parts = [reason, f"the others' corrected shares: {estimated}", unresolved(found)]
+            return undefined("; ".join(part for part in parts if part))
+        return replace(smallest(*shares.values()), note=unresolved(found))
 
     return Claim(
         name=f"kovaleva.types_recur.{task}",

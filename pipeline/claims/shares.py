@@ -34,17 +34,21 @@ SUM_WEIGHT = 1e3  # weight of the Σ p = 1 row in the least-squares system
 SHARE_RESAMPLES = 1000  # joint draws behind each corrected share's interval
 
 
-def error_rates(
+def confusion_counts(
     actual: Sequence[str], predicted: Sequence[str], classes: Sequence[str]
 ) -> np.ndarray:
-    """R [K, K]: R[i, j] = share of maps labelled classes[i] that the classifier called
-    classes[j]; a type with no labelled map gets a row of NaN."""
+    """C [K, K]: C[i, j] = maps labelled classes[i] that the classifier called classes[j]."""
     index = {name: k for k, name in enumerate(classes)}
     counts = np.zeros((len(classes), len(classes)))
     np.add.at(counts, ([index[a] for a in actual], [index[p] for p in predicted]), 1)
-    totals = counts.sum(1, keepdims=True)  # [K, 1]
-    with np.errstate(invalid="ignore"):
-        return counts / totals
+    return counts
+
+
+def error_rates(counts: np.ndarray) -> np.ndarray:
+    """R [K, K] from counts C [K, K]: R[i, j] = the share of maps labelled i that the
+    classifier called j; a type with no labelled map gets a row of NaN."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return counts / counts.sum(1, keepdims=True)
 
 
 def adjusted_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
@@ -57,21 +61,19 @@ def adjusted_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
     return shares / shares.sum()
 
 
-def recall_and_false_positive(
-    rates: np.ndarray, labelled: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per type [K] each, from error rates [K, K] and the labelled maps per type [K]: the
-    share of its maps called that type (recall), and the share of the other types' labelled
-    maps (pooled) called that type (false-positive rate)."""
-    called = rates * labelled[:, None]  # [K, K]: counts
-    others = labelled.sum() - labelled  # [K]
-    return np.diag(rates), (called.sum(0) - np.diag(called)) / others
+def recall_and_false_positive(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per type [K] each, from counts C [K, K]: the share of its labelled maps called that
+    type (recall; NaN without labelled maps), and the share of the other types' labelled
+    maps, pooled, called that type (false-positive rate)."""
+    labelled, called, recalled = counts.sum(1), counts.sum(0), np.diag(counts)  # [K] each
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return recalled / labelled, (called - recalled) / (labelled.sum() - labelled)
 
 
-def separation(rates: np.ndarray, labelled: np.ndarray) -> np.ndarray:
-    """recall - false-positive rate per type [K]: how much more often a type's maps are
-    called that type than other types' maps are."""
-    recall, false_positive = recall_and_false_positive(rates, labelled)
+def separation(counts: np.ndarray) -> np.ndarray:
+    """recall - false-positive rate per type [K], from counts C [K, K]: how much more often
+    a type's maps are called that type than other types' maps are."""
+    recall, false_positive = recall_and_false_positive(counts)
     return recall - false_positive
 
 
@@ -95,8 +97,9 @@ class CorrectedShares:
 
     @property
     def identifiable(self) -> np.ndarray:
-        """bool [K]: the 95% lower bound of recall - false-positive rate is above 0."""
-        return self.separation_low > 0
+        """bool [K]: the 95% lower bound of recall - false-positive rate is above 0 (never
+        for a type without labelled maps)."""
+        return np.nan_to_num(self.separation_low, nan=0.0) > 0
 
     def unresolved(self) -> list[str]:
         """Identifiable types whose corrected share's interval reaches 0."""
@@ -124,36 +127,32 @@ def corrected_shares(
     echo its errors (with block in it, block takes most of the vertical maps)."""
     observed = np.asarray(observed, dtype=float)
     actual, predicted = np.asarray(actual), np.asarray(predicted)
-    labelled = np.array([(actual == c).sum() for c in classes], dtype=float)  # [K]
-    if (labelled == 0).any():
-        missing = [c for c, n in zip(classes, labelled, strict=True) if n == 0]
-        raise ValueError(f"no labelled map of type {', '.join(missing)}")
-    rates = error_rates(actual, predicted, classes)  # [K, K]
+    counts = confusion_counts(actual, predicted, classes)  # [K, K]
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, len(actual), (resamples, len(actual)))  # [B, N]
-    drawn_rates = np.stack([error_rates(actual[r], predicted[r], classes) for r in rows])
-    absent = np.isnan(drawn_rates).any(-1)  # [B, K]: a type not drawn keeps its full rates
-    drawn_rates[absent] = np.broadcast_to(rates, drawn_rates.shape)[absent]
-    drawn_labelled = np.stack([[(actual[r] == c).sum() for c in classes] for r in rows])
-    drawn_labelled = np.where(absent, labelled, drawn_labelled).astype(float)  # [B, K]
-    separations = np.stack(
-        [separation(m, n) for m, n in zip(drawn_rates, drawn_labelled, strict=True)]
-    )  # [B, K]
+    drawn = np.stack([confusion_counts(actual[r], predicted[r], classes) for r in rows])
+    separations = np.stack([separation(c) for c in drawn])  # [B, K]
     tail = (1 - CONFIDENCE) / 2 * 100
-    known = np.percentile(separations, tail, axis=0) > 0  # [K]
+    with np.errstate(invalid="ignore"):
+        separation_low = np.percentile(separations, tail, axis=0)  # [K]: NaN if never drawn
+    known = np.nan_to_num(separation_low, nan=0.0) > 0  # [K]
     spread = np.hypot(
         (np.asarray(observed_high) - np.asarray(observed_low)) / (2 * Z_CONFIDENCE),
         seed_change / np.sqrt(2),
     )  # [K]
-    draws = []
-    for drawn in drawn_rates:
-        shares = (observed + rng.normal(0, spread)).clip(min=0)  # [K]
-        draws.append(adjusted_shares(shares / shares.sum(), drawn[known]))
-    low, high = np.full((2, len(classes)), np.nan)
-    low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
-    corrected = np.full(len(classes), np.nan)
-    corrected[known] = adjusted_shares(observed, rates[known])
-    recall, false_positive = recall_and_false_positive(rates, labelled)
+    corrected, low, high = np.full((3, len(classes)), np.nan)
+    if known.any():
+        rates = error_rates(counts)[known]  # [T, K]
+        draws = []
+        for counted in drawn:
+            drawn_rates = error_rates(counted)[known]  # [T, K]
+            absent = np.isnan(drawn_rates).any(1)  # a type not drawn keeps its full rates
+            drawn_rates[absent] = rates[absent]
+            shares = (observed + rng.normal(0, spread)).clip(min=0)  # [K]
+            draws.append(adjusted_shares(shares / shares.sum(), drawn_rates))
+        corrected[known] = adjusted_shares(observed, rates)
+        low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
+    recall, false_positive = recall_and_false_positive(counts)
     return CorrectedShares(
         classes=tuple(classes),
         raw=observed,
@@ -161,8 +160,8 @@ def corrected_shares(
         ci_low=low,
         ci_high=high,
         separation=recall - false_positive,
-        separation_low=np.percentile(separations, tail, axis=0),
+        separation_low=separation_low,
         false_positive=false_positive,
-        labelled=labelled,
-        recalled=recall * labelled,
+        labelled=counts.sum(1),
+        recalled=np.diag(counts),
     )
