@@ -9,10 +9,13 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
 from pipeline.attention.engine import attach
+from pipeline.claims.kovaleva import framenet_heads_stand_out
+from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.standout import top_set_apart
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
@@ -227,3 +230,14 @@ def test_the_two_heads_interval_covers_the_true_gap_after_ranking(second):
         found = top_set_apart(mean, mean - half, mean + half, 2)
         covered += found.ci_low <= true_gap <= found.ci_high
     assert covered / 300 >= 0.95
+
+
+def test_the_framenet_claim_is_not_testable_without_a_head_beside_the_top_two(tmp_path):
+    (tmp_path / "plots" / "framenet").mkdir(parents=True)
+    heads = {"layer": [1, 1], "head": [1, 2], "score": [0.3, 0.2], "score_ci_low": [0.2, 0.1],
+             "score_ci_high": [0.4, 0.3]}  # fmt: skip
+    pd.DataFrame(heads).to_csv(tmp_path / "plots" / "framenet" / "heads.csv", index=False)
+    claim = framenet_heads_stand_out()
+    measured = claim.measure(StageOutputs(tmp_path), 42)
+    assert claim.rule(measured) == "not testable"
+    assert measured.note == "the model has 2 heads: none beside the top two"

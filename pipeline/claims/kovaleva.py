@@ -277,6 +277,8 @@ def removal_helps(task: str, unit: str) -> Claim:
 def framenet_heads_stand_out() -> Claim:
     def measure(out: StageOutputs, seed: int) -> Measured:
         heads = out.table("framenet", "heads")
+        if len(heads) <= FRAMENET_HEADS:
+            return undefined(f"the model has {len(heads)} heads: none beside the top two")
         return top_set_apart(
             heads["score"], heads["score_ci_low"], heads["score_ci_high"], FRAMENET_HEADS
         )
