@@ -2,7 +2,8 @@
 
 Each module holds one analysis as short functions over stacks of attention maps:
 `attend` (where heads attend), `entropy`, `clustering` (Jensen-Shannon head distances),
-`words` (word-piece maps to word maps), `ud` (CoNLL-U trees and treebank samples),
+`words` (word-piece maps to word maps), `ud` (CoNLL-U trees, treebank samples and the
+Stanford `prep`/`pobj` arcs rebuilt from UD),
 `syntax` (dependency heads), `coref` (GAP examples and coreference heads), `probe` (the
 attention-only dependency probe), `vectors` (GloVe), `stream` (attention streamed through
 the engine), `figures`.

@@ -195,7 +195,7 @@ def analyse_syntax(
     `settings.bootstrap_resamples` resamples seeded by `seed`."""
     ud, probe, bootstrap_resamples = settings.ud, settings.probe, settings.bootstrap_resamples
     sentences = [*train, *dev]
-    relations = sorted({relation for s in sentences for relation in s.relations})
+    relations = sorted({arc.relation for s in sentences for arc in s.arcs})
     offsets = [o for o in range(-ud.max_offset, ud.max_offset + 1) if o != 0]
     vectors = None
     if probe.word_vectors:

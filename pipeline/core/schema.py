@@ -334,7 +334,6 @@ class TreebankConfig:
     dir: Optional[str] = None
     train_sentences: Optional[int] = MISSING
     dev_sentences: Optional[int] = MISSING
-    strip_subtypes: bool = True
     measure: Measure = Measure.weights
     max_length: int = MISSING
     batch_size: int = MISSING
