@@ -28,10 +28,11 @@ from pipeline.models.loading import load_tokenizer
 
 def run(stage: StageRun) -> None:
     cfg, task, settings = stage.cfg, stage.task, stage.settings("finetune")
-    tokenizer = load_tokenizer(cfg.model)
+    model = stage.settings("model")
+    tokenizer = load_tokenizer(model)
     checkpoints = stage.out("checkpoints", "finetune", task.name, stage.seed_folder)
     result = finetune_task(
-        cfg.model,
+        model,
         tokenizer,
         task,
         read_split(stage.data(), task.name, "train"),

@@ -4,6 +4,7 @@ composed once per session."""
 from __future__ import annotations
 
 import functools
+import typing
 from typing import Any
 
 import torch
@@ -16,7 +17,9 @@ from transformers import (
     PreTrainedModel,
 )
 
+from pipeline.core.config import CONF_DIR
 from pipeline.core.params import compose_params
+from pipeline.core.schema import Config, typed
 
 
 def tiny_bert(
@@ -65,3 +68,13 @@ def composed_yaml(*overrides: str) -> str:
 def composed(*overrides: str) -> DictConfig:
     """The config composed for `overrides` (once per session), as the caller's own copy."""
     return OmegaConf.create(composed_yaml(*overrides))
+
+
+def group_settings(group: str, overrides: dict[str, Any] | None = None) -> Any:
+    """Config group `group`'s default file (conf/<group>/default.yaml) with `overrides` by
+    dotted key, as its schema dataclass: a library's settings as a stage receives them, with
+    every value the test does not set taken from the one declaration in conf/."""
+    node = OmegaConf.load(CONF_DIR / group / "default.yaml")
+    for key, value in (overrides or {}).items():
+        OmegaConf.update(node, key, value, merge=False)
+    return typed(typing.get_type_hints(Config)[group], node)

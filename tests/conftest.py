@@ -17,6 +17,7 @@ import torch
 from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
+from pipeline.core.schema import load_model
 from pipeline.core.stage import StageRun
 from pipeline.models.loading import load_tokenizer
 from tests.builders import composed
@@ -38,12 +39,12 @@ def shared_data() -> Path:
 def tiny_model_cfg():
     """conf/model/tiny_random.yaml: the micro profile's random BERT (2 layers x 4 heads, the
     tokenizer's vocabulary), built by the project's loader (pipeline/models/loading.py)."""
-    return OmegaConf.load(CONF_DIR / "model" / "tiny_random.yaml")
+    return load_model("tiny_random")
 
 
 @pytest.fixture(scope="session")
 def minilm_cfg():
-    return OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml")
+    return load_model("minilm_l6")
 
 
 @pytest.fixture(scope="session")

@@ -44,15 +44,12 @@ from pipeline.clark.words import piece_groups, word_maps
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import head_name
 from pipeline.core.schema import (
-    Behaviour,
     ClarkCorefConfig,
-    ClarkHeadsConfig,
     ClarkSyntaxConfig,
-    ProbeConfig,
-    TreebankConfig,
 )
 from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_encoder
+from tests.builders import group_settings
 
 # ---------------------------------------------------------------- word pieces -> words
 
@@ -485,10 +482,9 @@ def write_hand_built_store(path, model_id: str) -> None:
 
 def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
     write_hand_built_store(tmp_path / "rte.parquet", "m")
-    settings = ClarkHeadsConfig(
-        num_examples=2, punctuation=[".", ","], behaviour=Behaviour(focus=0.3, broad=0.75),
-        bootstrap_resamples=1000,
-    )  # fmt: skip
+    settings = group_settings(
+        "clark_heads", {"variant": "pretrained", "num_examples": 2, "bootstrap_resamples": 1000}
+    )
     report = analyse_heads(AttentionStore(tmp_path / "rte.parquet"), "rte", 0, settings)
     assert report.examples == 2 and report.metrics["examples"] == 2
     for table in (report.targets, report.entropy, report.clusters):
@@ -590,15 +586,20 @@ def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
 
 
 def coref(max_length: int) -> ClarkCorefConfig:
-    return ClarkCorefConfig(max_length=max_length, batch_size=2, bootstrap_resamples=1000)
+    return group_settings(
+        "clark_coref", {"max_length": max_length, "batch_size": 2, "bootstrap_resamples": 1000}
+    )
 
 
 def tiny_syntax_settings(word_vectors=None, resamples=1000) -> ClarkSyntaxConfig:
-    return ClarkSyntaxConfig(
-        ud=TreebankConfig(batch_size=4, max_length=32, max_offset=2, min_count=1),
-        probe=ProbeConfig(epochs=2, batch_size=4, learning_rate=0.05, word_vectors=word_vectors),
-        bootstrap_resamples=resamples,
-    )
+    return group_settings(
+        "clark_syntax",
+        {
+            "ud.batch_size": 4, "ud.max_length": 32, "ud.max_offset": 2, "ud.min_count": 1,
+            "probe.epochs": 2, "probe.batch_size": 4, "probe.learning_rate": 0.05,
+            "probe.word_vectors": word_vectors, "bootstrap_resamples": resamples,
+        },
+    )  # fmt: skip
 
 
 def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):

@@ -3,13 +3,17 @@ the key named, under Hydra, under DVC's own composition, and when a stage reads 
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import Field, fields, is_dataclass
 from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
 from hydra.errors import ConfigCompositionException
-from omegaconf import OmegaConf
+from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import InterpolationResolutionError
 
 from pipeline.core import schema
@@ -161,3 +165,63 @@ def test_the_full_profile_fine_tunes_every_offline_task_on_all_its_rows(shared_d
     assert set(full.tasks) == offline and len(full.tasks) == len(offline)
     assert full.prepare.max_train_rows is None and full.prepare.max_eval_rows is None
     assert (full.finetune.epochs, list(full.seeds)) == (3, [42, 43, 44])  # the paper's epochs
+
+
+def schema_fields(schema: type, prefix: str = "") -> Iterator[tuple[str, Field]]:
+    """Every field of `schema` by dotted key, through nested dataclasses and the dataclasses
+    held in its lists and dicts (`[]` and `{}` stand for an item)."""
+    hints = get_type_hints(schema)
+    for field in fields(schema):
+        key = f"{prefix}{field.name}"
+        yield key, field
+        for inner, suffix in _held_dataclasses(hints[field.name]):
+            yield from schema_fields(inner, f"{key}{suffix}.")
+
+
+def _held_dataclasses(hint: Any) -> Iterator[tuple[type, str]]:
+    if is_dataclass(hint):
+        yield hint, ""
+        return
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is dict and is_dataclass(args[1]):
+        yield args[1], "{}"
+    elif origin is list and is_dataclass(args[0]):
+        yield args[0], "[]"
+    else:  # Optional[...]
+        for arg in args:
+            if arg is not type(None):
+                yield from _held_dataclasses(arg)
+
+
+def schema_default(field: Field) -> bool:
+    """True if the schema gives `field` a value: a default other than MISSING, or a factory
+    other than a nested dataclass (which only gives the shape)."""
+    if field.default is not dataclasses.MISSING:
+        return field.default != MISSING
+    factory = field.default_factory
+    return factory is not dataclasses.MISSING and not is_dataclass(factory)
+
+
+def test_every_setting_takes_its_value_from_conf_alone() -> None:
+    """Each setting's value lives in conf/ and its type in pipeline/core/schema.py, with no
+    second default there: a default in the schema would be a value that editing it may
+    silently not change (conf/ overrides it) or that conf/ silently lacks."""
+    keys = [key for key, _ in schema_fields(schema.Config)]
+    assert {"seed", "ablate.mode", "analyze.token_types{}.pos", "prepare.min_rows{}.train"} <= set(
+        keys
+    )
+    defaulted = [key for key, field in schema_fields(schema.Config) if schema_default(field)]
+    assert defaulted == [], f"settings with a default in the schema (move it to conf/): {defaulted}"
+
+
+@pytest.mark.parametrize(
+    "override",
+    [f"experiment={name}" for name in group_options("experiment")]
+    + [f"model={name}" for name in group_options("model")]
+    + [f"task={name}" for name in group_options("task")],
+)
+def test_every_composition_gives_every_setting_a_value(override: str) -> None:
+    """With no default in the schema, each profile, model and task file must give every key
+    its value: none is left missing (`???`)."""
+    cfg = OmegaConf.create(composed_yaml(override))
+    assert OmegaConf.missing_keys(cfg) == set(), override

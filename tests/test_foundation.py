@@ -253,7 +253,9 @@ def test_prepare_task_subsamples_each_split_and_counts_skipped_lines(tmp_path):
     rows = [f"{i}\t{i}\t{i}\tQ{i}?\tP{i}?\t{i % 2}" for i in range(10)]
     _write_tsv(tmp_path / "QQP" / "train.tsv", [header, *rows])
     _write_tsv(tmp_path / "QQP" / "dev.tsv", [header, *rows[:3], "broken line", rows[3]])
-    settings = PrepareConfig(source=GlueSource.local, max_train_rows=4, max_eval_rows=None)
+    settings = PrepareConfig(
+        source=GlueSource.local, max_train_rows=4, max_eval_rows=None, min_rows={}
+    )
     prepared = prepare_task(load_task("qqp"), settings, tmp_path, seed=1)
     assert list(prepared) == ["train", "validation"]
     train, dev = prepared["train"], prepared["validation"]
