@@ -602,6 +602,12 @@ def tiny_syntax_settings(word_vectors=None, resamples=1000) -> ClarkSyntaxConfig
     )  # fmt: skip
 
 
+def is_share_of(value: float, count: int) -> bool:
+    """True if `value` is k / `count` for a whole k from 0 to `count` (to written precision)."""
+    hits = value * count
+    return 0 <= round(hits) <= count and abs(hits - round(hits)) < 1e-4
+
+
 def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     rng = np.random.default_rng(0)
     words = ("the", "dog", "barks", "cat", "sees")
@@ -623,9 +629,15 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     assert report.metrics["all_relations_best_head"] == head_name(overall["layer"], overall["head"])
     assert report.metrics["all_relations_head_accuracy"] == overall["head_accuracy"]
     assert (report.train_sentences, report.dev_sentences) == (8, 5)
-    assert report.metrics["dev_sentences"] == 5 and 0.0 <= report.metrics["probe_uas"] <= 1.0
+    assert report.metrics["dev_sentences"] == 5
     assert "probe_words_uas" not in report.metrics  # no word vectors given
     metrics = report.metrics
+    # every word is scored (no PUNCT): UAS counts right heads out of all dev words
+    words = len(TREE.words) + sum(len(t.words) for t in trees[8:])
+    assert is_share_of(metrics["probe_uas"], words)
+    # right-branching (head = next word, last word = root) finds TREE's "the" and "dog" only:
+    # the random trees' words all have their heads to the left
+    assert metrics["right_branching_uas"] == pytest.approx(2 / words)
     assert metrics["probe_uas_ci_low"] <= metrics["probe_uas"] <= metrics["probe_uas_ci_high"]
     assert metrics["probe_minus_right_branching"] == pytest.approx(
         metrics["probe_uas"] - metrics["right_branching_uas"]
@@ -638,7 +650,7 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     glove.write_text("the 1 0\ndog 0 1\n")
     settings = tiny_syntax_settings(str(glove))
     with_words = analyse_syntax(tiny_encoder, tokenizer, trees[:8], trees[8:], settings, 0)
-    assert 0.0 <= with_words.metrics["probe_words_uas"] <= 1.0
+    assert is_share_of(with_words.metrics["probe_words_uas"], sum(len(t.words) for t in trees[8:]))
     assert with_words.metrics["word_vector_coverage"] == pytest.approx(2 / 5)
 
 
@@ -648,10 +660,20 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     stage = micro_stage(settings={"paths.shared_data": str(shared_data)})
     clark_syntax.run(stage)
     syntax = json.loads(stage.out("metrics", "clark_syntax", "ud.json").read_text())
-    assert syntax["train_sentences"] == 24 and 0.0 <= syntax["probe_uas"] <= 1.0
+    assert syntax["train_sentences"] == 24
+    assert syntax["probe_uas_ci_low"] <= syntax["probe_uas"] <= syntax["probe_uas_ci_high"]
+    assert syntax["probe_uas"] == pytest.approx(
+        syntax["right_branching_uas"] + syntax["probe_minus_right_branching"], abs=1e-5
+    )
     assert not [key for key in syntax if key.endswith("seconds")]
     table = pd.read_csv(stage.out("plots", "clark_syntax", "relations.csv"))
-    assert table["relation"].iloc[-1] == ALL and (table["head_accuracy"] >= 0).all()
+    assert table["relation"].iloc[-1] == ALL
+    np.testing.assert_allclose(
+        table["head_accuracy"], table["offset_accuracy"] + table["head_minus_offset"], atol=1e-5
+    )
+    assert table["head_accuracy"].iloc[-1] == pytest.approx(
+        syntax["all_relations_head_accuracy"], abs=1e-5
+    )
     assert (table["head_minus_offset_ci_low"] <= table["head_minus_offset_ci_high"]).all()
     assert table["layer"].between(1, 2).all() and table["head"].between(1, 4).all()
     overall = table.iloc[-1]
@@ -660,7 +682,8 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
 
     clark_coref.run(stage)
     coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
-    assert coref["report_examples"] > 0 and 0.0 <= coref["nearest_baseline_accuracy"] <= 1.0
+    assert coref["report_examples"] == 8  # clark_coref.report_examples of the micro profile
+    assert is_share_of(coref["nearest_baseline_accuracy"], coref["report_examples"])
     assert coref["head_minus_nearest"] == pytest.approx(
         coref["head_accuracy"] - coref["nearest_baseline_accuracy"]
     )
@@ -671,4 +694,6 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     assert heads[["layer", "head"]].max().tolist() == [2, 4]
     best = heads.loc[heads["select_accuracy"].idxmax()]
     assert coref["best_head"] == f"L{int(best['layer'])}-H{int(best['head'])}"
+    assert coref["head_accuracy"] == pytest.approx(best["report_accuracy"], abs=1e-5)
+    assert coref["best_report_head_accuracy"] == pytest.approx(heads["report_accuracy"].max())
     assert stage.out("figures", "clark_coref", "heads.png").stat().st_size > 0
