@@ -49,7 +49,7 @@ from pipeline.core.schema import (
 )
 from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_encoder
-from tests.builders import group_settings
+from tests.builders import drawn, group_settings
 
 # ---------------------------------------------------------------- word pieces -> words
 
@@ -552,7 +552,7 @@ def test_clark_heads_stage_on_a_hand_built_store(micro_stage):
     assert pd.read_csv(plots / "distances.csv")["head"].iloc[-1] == "L2-H2"
     for name in ("targets", "entropy", "clusters"):
         figure = stage.out("figures", "clark_heads", "rte", seed, f"{name}.png")
-        assert figure.stat().st_size > 0
+        assert "(rte, pretrained tiny_random, 3 dev examples)" in drawn(figure)
         assert json.loads(figure.with_suffix(".json").read_text())["config"]["examples"] == 3
 
 
@@ -678,7 +678,8 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     assert table["layer"].between(1, 2).all() and table["head"].between(1, 4).all()
     overall = table.iloc[-1]
     assert syntax["all_relations_best_head"] == f"L{int(overall['layer'])}-H{int(overall['head'])}"
-    assert stage.out("figures", "clark_syntax", "relations.png").stat().st_size > 0
+    caption = drawn(stage.out("figures", "clark_syntax", "relations.png"))
+    assert f"UD dev ({syntax['dev_sentences']} sentences)" in caption
 
     clark_coref.run(stage)
     coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
@@ -696,4 +697,5 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     assert coref["best_head"] == f"L{int(best['layer'])}-H{int(best['head'])}"
     assert coref["head_accuracy"] == pytest.approx(best["report_accuracy"], abs=1e-5)
     assert coref["best_report_head_accuracy"] == pytest.approx(heads["report_accuracy"].max())
-    assert stage.out("figures", "clark_coref", "heads.png").stat().st_size > 0
+    caption = drawn(stage.out("figures", "clark_coref", "heads.png"))
+    assert f"GAP validation pronouns ({coref['report_examples']}) whose tiny_random" in caption

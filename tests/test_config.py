@@ -12,15 +12,17 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
+from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import MISSING, OmegaConf
-from omegaconf.errors import InterpolationResolutionError
+from omegaconf.errors import InterpolationResolutionError, ValidationError
 
 from pipeline.core import schema
 from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
-from pipeline.core.stage import _load_dvc_config
+from pipeline.core.schema import PrepareConfig, load_task, typed
+from pipeline.core.stage import _load_dvc_config, check_overrides
 from tests.builders import composed, composed_yaml
 
 REPO = Path(__file__).resolve().parent.parent
@@ -225,3 +227,48 @@ def test_every_composition_gives_every_setting_a_value(override: str) -> None:
     its value: none is left missing (`???`)."""
     cfg = OmegaConf.create(composed_yaml(override))
     assert OmegaConf.missing_keys(cfg) == set(), override
+
+
+def test_params_yaml_equals_default_composition():
+    assert (REPO / "params.yaml").read_text() == composed_yaml()
+
+
+def test_configs_compose_for_every_model_task_experiment():
+    """Every profile with every task, and every profile with every model (model files do not
+    depend on the task, so the full product would only repeat compositions)."""
+    with initialize_config_dir(str(CONF_DIR), version_base=None):
+        for experiment in group_options("experiment"):
+            pairs = [("model", m) for m in group_options("model")]
+            pairs += [("task", t) for t in group_options("task")]
+            for group, option in pairs:
+                overrides = [f"experiment={experiment}", f"{group}={option}"]
+                cfg = compose(config_name="config", overrides=overrides)
+                OmegaConf.resolve(cfg)
+                assert cfg[group].name == option  # the command line wins over the profile
+                assert set(cfg.tasks) <= set(group_options("task"))
+
+
+def test_paper_profile_has_the_papers_settings():
+    cfg = composed("experiment=paper")
+    assert cfg.model.name_or_path == "bert-base-uncased"
+    assert sorted(cfg.tasks) == sorted(["mrpc", "stsb", "sst2", "qqp", "rte", "qnli", "mnli"])
+    assert (cfg.finetune.batch_size, cfg.finetune.epochs, cfg.shared.max_length) == (32, 3, 128)
+    assert (cfg.finetune.learning_rate, cfg.finetune.warmup_ratio, cfg.seed) == (5e-5, 0.1, 42)
+
+
+def test_unknown_task_and_model_list_valid_names():
+    with pytest.raises(PipelineError, match=r"unknown task 'sst3'; valid tasks: cola, mnli"):
+        load_task("sst3")
+    with pytest.raises(
+        PipelineError, match=r"unknown model 'bert_huge'; valid models: .*minilm_l6"
+    ):
+        check_overrides(["model=bert_huge"])
+    with pytest.raises(PipelineError, match="unknown task 'nope'"):
+        check_overrides(["-m", "task=sst2,nope"])
+    check_overrides(["task=choice(sst2,rte)", "model=tiny_random", "finetune.epochs=1"])
+
+
+def test_the_schema_rejects_an_unknown_prepare_source():
+    node = OmegaConf.create({"source": "ftp", "max_train_rows": None, "max_eval_rows": None})
+    with pytest.raises(ValidationError, match=r"Invalid value 'ftp'[\s\S]*full_key: source"):
+        typed(PrepareConfig, node)

@@ -14,11 +14,19 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
-from pipeline.core.io import DECIMALS, SIGNIFICANT_DIGITS, at_precision, write_json, write_table
+from pipeline.core.io import (
+    DECIMALS,
+    SIGNIFICANT_DIGITS,
+    at_precision,
+    atomic_path,
+    write_json,
+    write_table,
+)
 from pipeline.core.schema import AblateConfig, DisableMode, TaskConfig, load_task, typed
 from pipeline.core.stage import StageRun
 from tests.builders import composed
@@ -163,3 +171,28 @@ def test_the_committed_intervals_span_many_steps_of_the_last_digit_written() -> 
             if high - low < 10 * last_digit:
                 coarse.append((path.name, estimate, low, high))
     assert checked > 100 and coarse == []
+
+
+DATA_TEST = "tests/test_glue.py::test_cola_without_header"  # needs the offline data
+
+
+def test_a_missing_data_folder_fails_a_data_test_in_ci(tmp_path) -> None:
+    """Elsewhere such a test is skipped, with the reason in the summary (`pytest -rs`)."""
+    env = {**os.environ, "DARK_SECRETS_DATA": str(tmp_path / "absent"), "CI": "true"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", DATA_TEST],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and "offline data not found" in result.stdout, result.stdout
+
+
+def test_atomic_write_leaves_no_partial_output(tmp_path):
+    target = tmp_path / "out.json"
+    write_json(target, {"a": 1})
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    assert target.read_text().strip().startswith("{") and list(tmp_path.iterdir()) == [target]

@@ -157,7 +157,7 @@ CHECKS = [
     "tests/test_dag.py",
     "tests/test_stages.py::test_every_stage_module_only_wires",
     "tests/test_config.py::test_every_config_group_is_typed",
-    "tests/test_foundation.py::test_params_yaml_equals_default_composition",
+    "tests/test_config.py::test_params_yaml_equals_default_composition",
 ]
 
 
