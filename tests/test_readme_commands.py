@@ -2,7 +2,7 @@
 
 - A command with concrete arguments that composes a config is composed by the project's own
   path, without running it (a run would take minutes to hours), so a misspelt key, value or
-  task fails here: a stage as a Hydra app (`python -m stages.X key=value`, sweeps expanded),
+  task fails here: a stage as a Hydra app (`python -m stages.ablate key=value`, sweeps expanded),
   `python -m pipeline.core.params`, `python -m pipeline.scale`, and a stage under DVC
   (`--dvc TASK --seed SEED`: the task must be a task and the seed one of `seeds`).
 - Every entry point (`python -m stages.<name>`, `python -m benchmarks.<name>`, ...) starts

@@ -1,5 +1,5 @@
-"""The tree speaks of itself alone: no tracked file names the tracker entries or work items
-it was built under; test files and docstrings are named for the code they test."""
+"""The tree speaks of itself alone: no tracked file names the tracker entries or the units of
+work it was built under; test files and docstrings are named for the code they test."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ WORK_ITEM = "|".join(
 
 
 def mentions(text: str) -> list[str]:
-    """The work-item mentions in `text`."""
+    """What `text` says of the tracker entries and units of work (none allowed)."""
     return [m.group(0) for m in re.finditer(WORK_ITEM, text, flags=re.IGNORECASE)]
 
 
