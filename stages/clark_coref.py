@@ -28,7 +28,7 @@ def run(stage: StageRun) -> None:
     folder = Path(settings.dir or shared_data_dir(cfg) / "gap_coreference")
     select = read_gap_sample(folder, "development", settings.select_examples, cfg.seed)
     held_out = read_gap_sample(folder, "validation", settings.report_examples, cfg.seed)
-    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)
     report = analyse_coref(model, tokenizer, select, held_out, settings, cfg.seed)
     stage.write_outputs(
         "clark_coref",

@@ -32,7 +32,7 @@ def run(stage: StageRun) -> None:
     folder = Path(ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
     train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed)
     dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed)
-    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)
     report = analyse_syntax(model, tokenizer, train, dev, settings, cfg.seed)
     stage.write_outputs(
         "clark_syntax",

@@ -21,10 +21,11 @@ from pipeline.models.loading import load_encoder, load_finetuned, load_tokenizer
 
 def run(stage: StageRun) -> None:
     cfg, task = stage.cfg, stage.task
-    tokenizer = load_tokenizer(cfg.model)
+    model = stage.settings("model")
+    tokenizer = load_tokenizer(model)
     models = {
         "finetuned": load_finetuned(stage.model_folder, stage.device),
-        "pretrained": load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(stage.device),
+        "pretrained": load_encoder(model, tokenizer, seed=cfg.seed).to(stage.device),
     }
     with autocast(cfg.precision, stage.device):  # fp32 on CPU (README, Precision)
         metrics = dump_task(

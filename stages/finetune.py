@@ -28,10 +28,10 @@ from pipeline.models.loading import load_tokenizer
 
 def run(stage: StageRun) -> None:
     cfg, task, settings = stage.cfg, stage.task, stage.settings("finetune")
-    tokenizer = load_tokenizer(cfg.model)
+    tokenizer = load_tokenizer(stage.settings("model"))
     checkpoints = stage.out("checkpoints", "finetune", task.name, stage.seed_folder)
     result = finetune_task(
-        cfg.model,
+        stage.settings("model"),
         tokenizer,
         task,
         read_split(stage.data(), task.name, "train"),

@@ -34,7 +34,7 @@ def run(stage: StageRun) -> None:
     )
     result = gates_task(
         load_finetuned(stage.model_folder, stage.device),
-        load_tokenizer(cfg.model),
+        load_tokenizer(stage.settings("model")),
         task,
         read_split(stage.data(), task.name, task.eval_split),
         read_split(stage.data(), task.name, "train"),

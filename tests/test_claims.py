@@ -323,7 +323,9 @@ def test_seeds_share_one_interval_and_only_finetuned_claims_count_for_agreement(
     assert (order["estimate"], order["ci_low"], order["ci_high"]) == pytest.approx(
         (combined.statistic, combined.ci_low, combined.ci_high)
     )
-    assert order["verdict"] == "inconclusive" or order["verdict"] == "underpowered"
+    # the seeds disagree, so the combined interval straddles 0; the paper's gap is far below
+    # what two seeds of this spread can detect: underpowered, not merely inconclusive
+    assert order["verdict"] == "underpowered" and order["paper_effect"] < order["detectable"]
     assert rows.loc["kovaleva.last_layers_change_most.sst2", "seeds_same_verdict"] == 2
     assert math.isnan(rows.loc["clark.probe_beats_right_branching", "seeds"])  # pre-trained
     assert set(by_seed["seed"]) == {SEED, 7}

@@ -53,15 +53,12 @@ from pipeline.clark.words import piece_groups, word_maps
 from pipeline.core.errors import PipelineError
 from pipeline.core.heads import head_name
 from pipeline.core.schema import (
-    Behaviour,
     ClarkCorefConfig,
-    ClarkHeadsConfig,
     ClarkSyntaxConfig,
-    ProbeConfig,
-    TreebankConfig,
 )
 from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_encoder
+from tests.builders import drawn, group_settings
 
 # ---------------------------------------------------------------- word pieces -> words
 
@@ -558,10 +555,9 @@ def write_hand_built_store(path, model_id: str) -> None:
 
 def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
     write_hand_built_store(tmp_path / "rte.parquet", "m")
-    settings = ClarkHeadsConfig(
-        num_examples=2, punctuation=[".", ","], behaviour=Behaviour(focus=0.3, broad=0.75),
-        bootstrap_resamples=1000,
-    )  # fmt: skip
+    settings = group_settings(
+        "clark_heads", {"variant": "pretrained", "num_examples": 2, "bootstrap_resamples": 1000}
+    )
     report = analyse_heads(AttentionStore(tmp_path / "rte.parquet"), "rte", 0, settings)
     assert report.examples == 2 and report.metrics["examples"] == 2
     for table in (report.targets, report.entropy, report.clusters):
@@ -629,7 +625,7 @@ def test_clark_heads_stage_on_a_hand_built_store(micro_stage):
     assert pd.read_csv(plots / "distances.csv")["head"].iloc[-1] == "L2-H2"
     for name in ("targets", "entropy", "clusters"):
         figure = stage.out("figures", "clark_heads", "rte", seed, f"{name}.png")
-        assert figure.stat().st_size > 0
+        assert "(rte, pretrained tiny_random, 3 dev examples)" in drawn(figure)
         assert json.loads(figure.with_suffix(".json").read_text())["config"]["examples"] == 3
 
 
@@ -663,15 +659,26 @@ def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
 
 
 def coref(max_length: int) -> ClarkCorefConfig:
-    return ClarkCorefConfig(max_length=max_length, batch_size=2, bootstrap_resamples=1000)
+    return group_settings(
+        "clark_coref", {"max_length": max_length, "batch_size": 2, "bootstrap_resamples": 1000}
+    )
 
 
 def tiny_syntax_settings(word_vectors=None, resamples=1000) -> ClarkSyntaxConfig:
-    return ClarkSyntaxConfig(
-        ud=TreebankConfig(batch_size=4, max_length=32, max_offset=2, min_count=1),
-        probe=ProbeConfig(epochs=2, batch_size=4, learning_rate=0.05, word_vectors=word_vectors),
-        bootstrap_resamples=resamples,
-    )
+    return group_settings(
+        "clark_syntax",
+        {
+            "ud.batch_size": 4, "ud.max_length": 32, "ud.max_offset": 2, "ud.min_count": 1,
+            "probe.epochs": 2, "probe.batch_size": 4, "probe.learning_rate": 0.05,
+            "probe.word_vectors": word_vectors, "bootstrap_resamples": resamples,
+        },
+    )  # fmt: skip
+
+
+def is_share_of(value: float, count: int) -> bool:
+    """True if `value` is k / `count` for a whole k from 0 to `count` (to written precision)."""
+    hits = value * count
+    return 0 <= round(hits) <= count and abs(hits - round(hits)) < 1e-4
 
 
 def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
@@ -695,9 +702,15 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     assert report.metrics["all_relations_best_head"] == head_name(overall["layer"], overall["head"])
     assert report.metrics["all_relations_head_accuracy"] == overall["head_accuracy"]
     assert (report.train_sentences, report.dev_sentences) == (8, 5)
-    assert report.metrics["dev_sentences"] == 5 and 0.0 <= report.metrics["probe_uas"] <= 1.0
+    assert report.metrics["dev_sentences"] == 5
     assert "probe_words_uas" not in report.metrics  # no word vectors given
     metrics = report.metrics
+    # every word is scored (no PUNCT): UAS counts right heads out of all dev words
+    words = len(TREE.words) + sum(len(t.words) for t in trees[8:])
+    assert is_share_of(metrics["probe_uas"], words)
+    # right-branching (head = next word, last word = root) finds TREE's "the" and "dog" only:
+    # the random trees' words all have their heads to the left
+    assert metrics["right_branching_uas"] == pytest.approx(2 / words)
     assert metrics["probe_uas_ci_low"] <= metrics["probe_uas"] <= metrics["probe_uas_ci_high"]
     assert metrics["probe_minus_right_branching"] == pytest.approx(
         metrics["probe_uas"] - metrics["right_branching_uas"]
@@ -710,7 +723,7 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     glove.write_text("the 1 0\ndog 0 1\n")
     settings = tiny_syntax_settings(str(glove))
     with_words = analyse_syntax(tiny_encoder, tokenizer, trees[:8], trees[8:], settings, 0)
-    assert 0.0 <= with_words.metrics["probe_words_uas"] <= 1.0
+    assert is_share_of(with_words.metrics["probe_words_uas"], sum(len(t.words) for t in trees[8:]))
     assert with_words.metrics["word_vector_coverage"] == pytest.approx(2 / 5)
 
 
@@ -720,19 +733,31 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     stage = micro_stage(settings={"paths.shared_data": str(shared_data)})
     clark_syntax.run(stage)
     syntax = json.loads(stage.out("metrics", "clark_syntax", "ud.json").read_text())
-    assert syntax["train_sentences"] == 24 and 0.0 <= syntax["probe_uas"] <= 1.0
+    assert syntax["train_sentences"] == 24
+    assert syntax["probe_uas_ci_low"] <= syntax["probe_uas"] <= syntax["probe_uas_ci_high"]
+    assert syntax["probe_uas"] == pytest.approx(
+        syntax["right_branching_uas"] + syntax["probe_minus_right_branching"], abs=1e-5
+    )
     assert not [key for key in syntax if key.endswith("seconds")]
     table = pd.read_csv(stage.out("plots", "clark_syntax", "relations.csv"))
-    assert table["relation"].iloc[-1] == ALL and (table["head_accuracy"] >= 0).all()
+    assert table["relation"].iloc[-1] == ALL
+    np.testing.assert_allclose(
+        table["head_accuracy"], table["offset_accuracy"] + table["head_minus_offset"], atol=1e-5
+    )
+    assert table["head_accuracy"].iloc[-1] == pytest.approx(
+        syntax["all_relations_head_accuracy"], abs=1e-5
+    )
     assert (table["head_minus_offset_ci_low"] <= table["head_minus_offset_ci_high"]).all()
     assert table["layer"].between(1, 2).all() and table["head"].between(1, 4).all()
     overall = table.iloc[-1]
     assert syntax["all_relations_best_head"] == f"L{int(overall['layer'])}-H{int(overall['head'])}"
-    assert stage.out("figures", "clark_syntax", "relations.png").stat().st_size > 0
+    caption = drawn(stage.out("figures", "clark_syntax", "relations.png"))
+    assert f"UD dev ({syntax['dev_sentences']} sentences)" in caption
 
     clark_coref.run(stage)
     coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
-    assert coref["report_examples"] > 0 and 0.0 <= coref["nearest_baseline_accuracy"] <= 1.0
+    assert coref["report_examples"] == 8  # clark_coref.report_examples of the micro profile
+    assert is_share_of(coref["nearest_baseline_accuracy"], coref["report_examples"])
     assert coref["head_minus_nearest"] == pytest.approx(
         coref["head_accuracy"] - coref["nearest_baseline_accuracy"]
     )
@@ -743,4 +768,7 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     assert heads[["layer", "head"]].max().tolist() == [2, 4]
     best = heads.loc[heads["select_accuracy"].idxmax()]
     assert coref["best_head"] == f"L{int(best['layer'])}-H{int(best['head'])}"
-    assert stage.out("figures", "clark_coref", "heads.png").stat().st_size > 0
+    assert coref["head_accuracy"] == pytest.approx(best["report_accuracy"], abs=1e-5)
+    assert coref["best_report_head_accuracy"] == pytest.approx(heads["report_accuracy"].max())
+    caption = drawn(stage.out("figures", "clark_coref", "heads.png"))
+    assert f"GAP validation pronouns ({coref['report_examples']}) whose tiny_random" in caption

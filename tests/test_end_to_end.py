@@ -93,9 +93,9 @@ def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
     """What a whole micro run on `model` must leave in `root` (see the test above)."""
     import numpy as np
     import torch
-    from omegaconf import OmegaConf
 
     from pipeline.attention.store import AttentionStore
+    from pipeline.core.schema import ModelConfig, typed
     from pipeline.models.loading import load_finetuned, load_tokenizer
 
     stages = run_ok(["dvc", "stage", "list", "--name-only"], root, env).split()
@@ -124,7 +124,7 @@ def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
     finetuned = load_finetuned(root / "outputs/models/mrpc/seed42").eval()
     assert finetuned.config.model_type == model.removeprefix("tiny_")
     finetuned.set_attn_implementation("eager")
-    tokenizer = load_tokenizer(OmegaConf.create(params))
+    tokenizer = load_tokenizer(typed(ModelConfig, params))
     store = AttentionStore(root / "outputs/attention/mrpc/seed42.parquet", expect_model=model)
     assert store.shape == shape
     stored = store.maps("finetuned", "mrpc")

@@ -102,10 +102,10 @@ def test_piece_type_masks_map_words_to_pieces_through_offsets_and_segments():
         [Word(0, 3, "PART", "neg", "not")],
     ]
     rules = {
-        "nouns": TokenTypeRule(pos=["NOUN"]),
-        "subjects": TokenTypeRule(dep=["nsubj"]),
-        "negation": TokenTypeRule(lower=["not"]),
-        "pronouns": TokenTypeRule(pos=["PRON"]),
+        "nouns": TokenTypeRule(pos=["NOUN"], dep=[], lower=[]),
+        "subjects": TokenTypeRule(pos=[], dep=["nsubj"], lower=[]),
+        "negation": TokenTypeRule(pos=[], dep=[], lower=["not"]),
+        "pronouns": TokenTypeRule(pos=["PRON"], dep=[], lower=[]),
     }
     masks = {
         k: v.nonzero()[0].tolist()

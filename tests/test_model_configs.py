@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.core.params import compose_params
-from pipeline.core.schema import Config
+from pipeline.core.schema import Config, ModelConfig
 from pipeline.models.loading import load_encoder
 
 STANDARD = {
@@ -35,16 +35,15 @@ def test_model_config_composes_offline_with_its_hub_id(name):
 
 @pytest.mark.parametrize("model_type", ["deberta-v2", "mpnet"])
 def test_family_without_sdpa_loads_with_eager_attention_and_attaches(tokenizer, model_type):
-    cfg = OmegaConf.create(
-        {
-            "name": "tiny",
-            "name_or_path": None,
-            "random_config": {
-                "model_type": model_type, "hidden_size": 16, "num_hidden_layers": 2,
-                "num_attention_heads": 2, "intermediate_size": 32,
-                "max_position_embeddings": 64, "pad_token_id": 0,
-            },
-        }
+    cfg = ModelConfig(
+        name="tiny",
+        name_or_path=None,
+        tokenizer=None,
+        random_config={
+            "model_type": model_type, "hidden_size": 16, "num_hidden_layers": 2,
+            "num_attention_heads": 2, "intermediate_size": 32,
+            "max_position_embeddings": 64, "pad_token_id": 0,
+        },
     )  # fmt: skip
     model = attach(load_encoder(cfg, tokenizer).eval())
     control = HeadControl(capture=[1])

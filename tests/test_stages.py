@@ -138,26 +138,26 @@ class Config:"""
 
 TOY_DVC = """
   toy:
-    foreach: ${tasks}
-    do:
-      cmd: python -m stages.toy --dvc ${item}
-      deps:
-        - stages/toy.py
-        - pipeline/core
-        - pipeline/kovaleva
-        - conf/task/${item}.yaml
-      params: [toy]
-      outs:
-        - outputs/plots/toy/${item}: {cache: false}
-      metrics:
-        - outputs/metrics/toy/${item}.json: {cache: false}
+    matrix:
+      task: ${tasks}
+    cmd: python -m stages.toy --dvc ${item.task}
+    deps:
+      - stages/toy.py
+      - pipeline/core
+      - pipeline/kovaleva
+      - conf/task/${item.task}.yaml
+    params: [toy]
+    outs:
+      - outputs/plots/toy/${item.task}: {cache: false}
+    metrics:
+      - outputs/metrics/toy/${item.task}.json: {cache: false}
 """
 
 CHECKS = [
     "tests/test_dag.py",
     "tests/test_stages.py::test_every_stage_module_only_wires",
     "tests/test_config.py::test_every_config_group_is_typed",
-    "tests/test_foundation.py::test_params_yaml_equals_default_composition",
+    "tests/test_config.py::test_params_yaml_equals_default_composition",
 ]
 
 
@@ -194,21 +194,19 @@ def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     assert (root / "outputs/metrics/toy/sst2.json").read_text() == '{\n  "scaled_labels": 6\n}\n'
 
     checked = run_ok([sys.executable, "-m", "pytest", "-v", *CHECKS], root, env)
-    assert "test_deps_cover_every_imported_project_file[toy@sst2] PASSED" in checked
-    assert "test_per_task_stages_depend_on_their_task_config[toy@sst2] PASSED" in checked
+    assert "test_deps_cover_every_imported_project_file[toy@sst2-42] PASSED" in checked
+    assert "test_per_task_stages_depend_on_their_task_config[toy@sst2-42] PASSED" in checked
     assert "test_every_stage_module_only_wires[toy] PASSED" in checked
 
     dvc = root / "dvc.yaml"  # a dep left out: the DAG check names the stage and the file
     dvc.write_text(
-        dvc.read_text().replace(
-            "        - pipeline/kovaleva\n        - conf/task", "        - conf/task"
-        )
+        dvc.read_text().replace("      - pipeline/kovaleva\n      - conf/task", "      - conf/task")
     )
     missed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "tests/test_dag.py", "-k", "toy"],
         cwd=root, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert missed.returncode == 1
-    assert "stage toy@sst2 imports files its deps miss: ['pipeline/kovaleva/toy.py']" in (
+    assert "stage toy@sst2-42 imports files its deps miss: ['pipeline/kovaleva/toy.py']" in (
         missed.stdout
     )
