@@ -11,8 +11,8 @@ import torch
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 from transformers import (
-    MPNetConfig,
-    MPNetForSequenceClassification,
+    DebertaV2Config,
+    DebertaV2ForSequenceClassification,
     RobertaConfig,
     RobertaForSequenceClassification,
 )
@@ -141,10 +141,10 @@ def test_out_of_range_ablation_names_the_shape(layerwise, rows, ablation):
 
 
 def test_unsupported_architecture_fails_clearly():
-    config = MPNetConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
-                         num_attention_heads=2, intermediate_size=32)  # fmt: skip
+    config = DebertaV2Config(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                             num_attention_heads=2, intermediate_size=32)  # fmt: skip
     with pytest.raises(PipelineError, match="not supported layer by layer"):
-        Layerwise.of(MPNetForSequenceClassification(config))
+        Layerwise.of(DebertaV2ForSequenceClassification(config))
 
 
 def test_plan_chunks_respects_the_budget():

