@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from pipeline.attention.engine import attach
-from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path
+from pipeline.attention.store_writer import write_attention
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
