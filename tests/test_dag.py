@@ -12,13 +12,14 @@ their task's config file.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from pipeline.scale import declarations
-from pipeline.scale.dvc_yaml import dvc_yaml_path, render, upstream_path
+from pipeline.scale.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
 from pipeline.scale.imports import REPO, code_deps, imported_modules
 
 A_TASK = "sst2"  # matrix stages are checked with this task
@@ -87,6 +88,26 @@ def test_an_edit_of_the_statistics_leaves_fine_tuning_up_to_date() -> None:
     finetune = STAGES[f"finetune@{A_TASK}-{A_SEED}"]
     assert "pipeline/core/stats.py" not in finetune["deps"]
     assert "pipeline/core/stats.py" in STAGES[f"ablate@{A_TASK}-{A_SEED}"]["deps"]
+
+
+def test_the_docs_say_which_stages_an_edit_of_each_core_file_reruns() -> None:
+    """The last column of the table in docs/adding-a-stage.md, "What an edit reruns"."""
+    doc = (REPO / "docs" / "adding-a-stage.md").read_text()
+    rows = dict(re.findall(r"^\| `(pipeline/core/[^`]+)` \| [^|]+ \| ([^|]+) \|$", doc, re.M))
+    core = REPO / "pipeline" / "core"
+    assert set(rows) == {str(p.relative_to(REPO)) for p in core.rglob("*.py")}
+    text, total = (
+        dvc_yaml_path().read_text(),
+        len(yaml.safe_load(dvc_yaml_path().read_text())["stages"]),
+    )
+    for path, shown in rows.items():
+        names = stages_depending_on(text, path)
+        expected = (
+            f"every stage ({total})"
+            if len(names) == total
+            else ", ".join(f"`{n}`" for n in names) or "none"
+        )
+        assert shown.strip() == expected, path
 
 
 def test_every_stage_module_has_a_stage() -> None:

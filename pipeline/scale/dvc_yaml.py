@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+import yaml
+
 from pipeline.core import layout
 from pipeline.scale.declarations import (
     OUTPUTS,
@@ -142,6 +144,18 @@ def render() -> str:
     for i, declared in enumerate(STAGES):
         body += ([""] if i else []) + stage_lines(declared)
     return HEADER + "\n".join([*body, ""]) + "\n" + PLOTS_NOTE + "\n".join([*plots_lines(), ""])
+
+
+def _covers(dep: str, path: str) -> bool:
+    """A dep covers the file it names and every file inside the folder it names."""
+    return dep == path or PurePosixPath(dep) in PurePosixPath(path).parents
+
+
+def stages_depending_on(dvc_yaml: str, path: str) -> list[str]:
+    """The stages of `dvc_yaml` (its text) that `dvc status` marks changed after an edit of
+    the repo-relative file `path` (matrix stages by name: an edit touches all their runs)."""
+    stages = yaml.safe_load(dvc_yaml)["stages"]
+    return [name for name, spec in stages.items() if any(_covers(d, path) for d in spec["deps"])]
 
 
 def dvc_yaml_path() -> Path:
