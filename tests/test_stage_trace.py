@@ -38,6 +38,12 @@ from tests.test_dag import code_in_deps, dvc_stages
 pytestmark = pytest.mark.slow
 
 WHERE_OUTPUTS_LIE = ("paths.outputs", "paths.data")
+PLAN = """
+from dvc.repo import Repo
+from pipeline.scale.dag import plan
+with Repo() as repo:
+    print("\\n".join(f"{s.addressing}\\t{s.cmd}" for s in plan(repo).order))
+"""
 
 
 def eager_imports(tree: ast.Module, package: str) -> set[str]:
@@ -88,16 +94,12 @@ def param_was_read(param: str, reads: set[str]) -> bool:
 def traced(tmp_path_factory, shared_data) -> dict[str, dict]:
     """Stage (matrix stages by name) -> its dvc.yaml definition, loaded files and reads, from
     one run of the whole micro pipeline."""
-    from dvc.repo import Repo
-
-    from pipeline.scale.dag import plan
-
     root = tmp_path_factory.mktemp("trace") / "repo"
     env = micro_git_repo(root, shared_data, f"paths.shared_data={shared_data}")
     env.pop("DARK_SECRETS_DATA")  # so the stages read `paths.shared_data`
     env.pop("GLUE_DIR", None)
-    with Repo(str(root)) as repo:
-        commands = [(s.addressing, s.cmd) for s in plan(repo).order]
+    planned = run_ok([sys.executable, "-c", PLAN], root, env)  # DVC reads dvc.yaml from cwd
+    commands = [line.split("\t") for line in planned.splitlines()]
     found: dict[str, dict] = defaultdict(lambda: {"modules": set(), "reads": set()})
     for i, (name, cmd) in enumerate(commands):
         words = cmd.split()

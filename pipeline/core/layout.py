@@ -42,3 +42,23 @@ def attention_store(folder: Path | str, task: str, seed: int | str) -> Path:
     """The attention store of `task` and fine-tuning `seed` in the stores' `folder`
     (<outputs>/attention, written by dump_attention): <folder>/<task>/seed<N>.parquet."""
     return Path(folder, task, f"{seed_folder(seed)}.parquet")
+
+
+def pattern_classifier(root: Path | str) -> Path:
+    """The attention-pattern CNN (written by patterns_train)."""
+    return Path(root, "patterns", "cnn.pt")
+
+
+def pattern_labels(root: Path | str) -> Path:
+    """The resolved label of every map labelled by eye (written by patterns_train)."""
+    return Path(root, "patterns", "labels.csv")
+
+
+def pattern_predictions(root: Path | str, seed: int | str) -> Path:
+    """The pattern type of every dumped map of fine-tuning `seed` (written by patterns_apply)."""
+    return Path(root, "patterns", "predictions", f"{seed_folder(seed)}.parquet")
+
+
+def report_page(root: Path | str) -> Path:
+    """The HTML report (written by report)."""
+    return Path(root, "report.html")

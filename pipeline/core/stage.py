@@ -32,7 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError
-from pipeline.core.io import Captioned, save_figure, write_json, write_table
+from pipeline.core.io import Captioned, save_figure, write_json, write_table, write_text
 from pipeline.core.layout import seed_folder
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
 
@@ -130,12 +130,15 @@ class StageRun:
         figures: Mapping[str, Captioned] | None = None,
         metrics: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
         """Write a stage's results by file stem where pipeline/core/layout.py puts them:
         `tables` to plots/<stage>/<where>/<stem>.csv, `figures` to
         figures/<stage>/<where>/<stem>.png (with their caption; each figure's config over
-        `config`), `metrics` to the stage's metrics file (`where`: the task and seed folder,
-        as far as the stage runs per them)."""
+        `config`), `metrics` to the stage's metrics file, `texts` by file name beside the
+        tables (`where`: the task and seed folder, as far as the stage runs per them)."""
+        for name, text in (texts or {}).items():
+            write_text(layout.results(self.out_root, "plots", stage, *where) / name, text)
         for name, table in (tables or {}).items():
             path = layout.results(self.out_root, "plots", stage, *where) / f"{name}.csv"
             write_table(path, table)

@@ -36,9 +36,9 @@ class Per(Enum):
 @dataclass(frozen=True)
 class Upstream:
     """An input that is another stage's output: its `plots`, `figures` or `metrics` (one
-    `file` of its plots folder, or all of them), its fine-tuned `models` or its `attention`
-    stores. A stage that covers more than one run of the writer depends on the folder above
-    those runs."""
+    `file` of its plots folder, or all of them), its fine-tuned `models`, its `attention`
+    stores or the pattern `classifier`. A stage that covers more than one run of the writer
+    depends on the folder above those runs."""
 
     stage: str
     kind: str
@@ -109,7 +109,7 @@ STAGES: tuple[Stage, ...] = (
         "patterns_train",
         Per.RUN,
         ("seed", "model.name", "patterns"),
-        outs=(f"{OUTPUTS}/patterns/cnn.pt", f"{OUTPUTS}/patterns/labels.csv"),
+        outs=(str(layout.pattern_classifier(OUTPUTS)), str(layout.pattern_labels(OUTPUTS))),
         inputs=(f"{DATA}/annotations",),
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
     ),
@@ -117,8 +117,8 @@ STAGES: tuple[Stage, ...] = (
         "patterns_apply",
         Per.SEED,
         ("tasks", "seed", "model.name", "patterns"),
-        outs=(f"{OUTPUTS}/patterns/predictions/{layout.seed_folder(SEED)}.parquet",),
-        inputs=(*STORE, f"{OUTPUTS}/patterns/cnn.pt"),
+        outs=(str(layout.pattern_predictions(OUTPUTS, SEED)),),
+        inputs=(*STORE, Upstream("patterns_train", "classifier")),
         dvc_plots=(DvcPlot("shares.csv", "bar_horizontal", "share", "class"),),
     ),
     Stage(
@@ -220,7 +220,7 @@ STAGES: tuple[Stage, ...] = (
         (),
         whole_config=True,  # the page shows the whole config
         results=(),
-        outs=(f"{OUTPUTS}/report.html",),
+        outs=(str(layout.report_page(OUTPUTS)),),
         inputs=(f"{OUTPUTS}/figures", f"{OUTPUTS}/plots", f"{OUTPUTS}/metrics"),
         note="last in the DAG: one page of every stage's figures, tables and metrics",
     ),

@@ -54,6 +54,8 @@ def upstream_path(reader: Stage, source: Upstream) -> str:
         path = layout.model(OUTPUTS, TASK, SEED)
     elif source.kind == "attention":
         path = layout.attention_store(f"{OUTPUTS}/attention", TASK, SEED)
+    elif source.kind == "classifier":
+        path = layout.pattern_classifier(OUTPUTS)
     elif source.kind == "metrics":
         path = layout.metrics(OUTPUTS, writer.name, *writer.per.where)
     else:
