@@ -10,6 +10,7 @@ schema, `seed` in `seeds`) are not recorded: they cannot change an output, only 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import runpy
 import sys
@@ -23,11 +24,16 @@ from pipeline.core import stage as stage_module
 
 REPO = Path(__file__).resolve().parent.parent
 reads: set[str] = set()
-recording = False
+recording: DictConfig | None = None  # the running stage's config (params.yaml's keys)
+
+
+def _of_params(node: DictConfig | ListConfig) -> bool:
+    """A node of the running stage's config (not, e.g., a task's own config file)."""
+    return recording is not None and node._get_root() is recording
 
 
 def _record(node: DictConfig | ListConfig, key: object, value: object) -> None:
-    if recording and not isinstance(value, DictConfig):  # a DictConfig is only walked through
+    if _of_params(node) and not isinstance(value, DictConfig):  # a DictConfig is walked through
         reads.add(node._get_full_key(key))
 
 
@@ -47,7 +53,7 @@ def _whole_reader(original: Callable[..., Any]) -> Callable[..., Any]:
 
     def read(*args: Any, **kwargs: Any) -> Any:
         node = args[0] if args else kwargs.get("cfg")
-        if recording and isinstance(node, DictConfig | ListConfig):
+        if isinstance(node, DictConfig | ListConfig) and _of_params(node):
             reads.add(node._get_full_key(None))
         return original(*args, **kwargs)
 
@@ -55,15 +61,15 @@ def _whole_reader(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _recorded(timed: Callable[..., Any]) -> Callable[..., Any]:
-    """`timed` (which runs the stage) with the recording on."""
+    """`timed(run, stage, task)`, which runs the stage, recording reads of the stage's config."""
 
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(stage_fn: Any, stage: Any, *args: Any) -> Any:
         global recording
-        recording = True
+        recording = stage.cfg
         try:
-            return timed(*args, **kwargs)
+            return timed(stage_fn, stage, *args)
         finally:
-            recording = False
+            recording = None
 
     return run
 
@@ -86,6 +92,7 @@ def main() -> None:
             for m in list(sys.modules.values())
             if getattr(m, "__file__", None)
         }
+        loaded.add(Path(importlib.util.find_spec(module).origin).resolve())  # ran as __main__
         project = sorted(
             str(path.relative_to(REPO))
             for path in loaded
