@@ -73,7 +73,7 @@ class Stage:
         return f"stages.{self.name}"
 
 
-# What a stage that loads a model reads besides its own group.
+# What a stage that loads a model and encodes a task's rows reads besides its own group.
 MODEL = ("model", "shared", "device")
 STORE = (Upstream("dump_attention", "attention"),)  # the attention store of its task and seed
 
@@ -130,13 +130,13 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "clark_syntax",
         Per.RUN,
-        (*MODEL, "seed", "clark_syntax", "paths.shared_data"),
+        ("model", "device", "seed", "clark_syntax", "paths.shared_data"),
         dvc_plots=(DvcPlot("relations.csv", "bar_horizontal", "head_accuracy", "relation"),),
     ),
     Stage(
         "clark_coref",
         Per.RUN,
-        (*MODEL, "seed", "clark_coref", "paths.shared_data"),
+        ("model", "device", "seed", "clark_coref", "paths.shared_data"),
         dvc_plots=(DvcPlot("heads.csv", "scatter", "select_accuracy", "report_accuracy"),),
     ),
     Stage(
