@@ -33,7 +33,7 @@ from pipeline.scale.imports import (
     package_of,
 )
 from tests.conftest import micro_git_repo, run_ok
-from tests.test_dag import code_in_deps, dvc_stages
+from tests.test_dag import code_in_deps, dvc_stages, stage_module
 
 pytestmark = pytest.mark.slow
 
@@ -127,7 +127,7 @@ def test_every_file_a_stage_loads_is_a_code_dep(traced, stage: str) -> None:
     deps = code_in_deps(run["spec"])
     loaded = {f for f in run["modules"] if not only_a_docstring(REPO / f)}
     assert not loaded - deps, f"{stage} loaded files its deps miss: {sorted(loaded - deps)}"
-    module = run["spec"]["cmd"].split()[3]
+    module = stage_module(run["spec"])
     surely_loaded = eager_closure(module) & deps
     assert not surely_loaded - loaded  # the eager walk holds what a run loads
     unloaded = deps - loaded

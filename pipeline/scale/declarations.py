@@ -177,7 +177,10 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "framenet_data",
         Per.RUN,
-        tuple(f"framenet.{k}" for k in ("source", "max_tokens", "max_fe_tokens", "target_window")),
+        (
+            "paths.shared_data",
+            *(f"framenet.{k}" for k in ("source", "max_tokens", "max_fe_tokens", "target_window")),
+        ),
         results=("metrics",),
         outs=(f"{DATA}/framenet/sentences.jsonl",),
     ),
