@@ -20,7 +20,7 @@ import yaml
 
 from pipeline.scale import declarations
 from pipeline.scale.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
-from pipeline.scale.imports import REPO, code_deps, imported_modules
+from pipeline.scale.imports import REPO, code_deps, imported_modules, runtime_imports
 
 A_TASK = "sst2"  # matrix stages are checked with this task
 A_SEED = "42"  # ... and this seed
@@ -132,6 +132,15 @@ def test_imports_inside_functions_and_relative_imports_are_followed() -> None:
     assert {"pipeline.core.heads", "pipeline.data.batching"} <= imported_modules(
         tree, "pipeline.data"
     )
+
+
+def test_imports_made_only_for_type_checking_are_not_deps() -> None:
+    tree = ast.parse(
+        "if TYPE_CHECKING:\n    from pipeline.core import heads\n"
+        "else:\n    import pipeline.data.glue\n"
+    )
+    found = runtime_imports(tree, "pipeline")
+    assert "pipeline.data.glue" in found and "pipeline.core.heads" not in found
 
 
 def test_a_reader_depends_on_the_runs_of_its_writer_that_it_covers() -> None:

@@ -1,7 +1,8 @@
 """The project files a module runs when imported: every `import` and `from ... import` of the
-project, at any depth of a file (inside functions too), followed transitively, with the
-`__init__.py` of each package on the way. dvc.yaml's code deps are these files
-(pipeline/scale/dvc_yaml.py); the floors test reads the same imports."""
+project, at any depth of a file (inside functions too; not those under `if TYPE_CHECKING:`,
+which never run), followed transitively, with the `__init__.py` of each package on the way.
+dvc.yaml's code deps are these files (pipeline/scale/dvc_yaml.py); the floors test reads the
+same imports."""
 
 from __future__ import annotations
 
@@ -55,6 +56,20 @@ def imported_modules(tree: ast.Module, package: str) -> set[str]:
     return found
 
 
+class _DropTypeCheckingBlocks(ast.NodeTransformer):
+    """Replaces each `if TYPE_CHECKING:` block by its `else` branch (the code that runs)."""
+
+    def visit_If(self, node: ast.If) -> ast.AST | list[ast.stmt]:
+        if "TYPE_CHECKING" in ast.unparse(node.test):
+            return node.orelse
+        return self.generic_visit(node)
+
+
+def runtime_imports(tree: ast.Module, package: str) -> set[str]:
+    """`imported_modules` of `tree` without the imports made only for type checking."""
+    return imported_modules(_DropTypeCheckingBlocks().visit(tree), package)
+
+
 def only_a_docstring(path: Path) -> bool:
     """A file that holds nothing but its docstring cannot change what a stage computes."""
     body = ast.parse(path.read_text(encoding="utf-8")).body
@@ -74,7 +89,7 @@ def project_closure(module: str) -> frozenset[Path]:
         seen.add(path)
         seen.update(package_inits(name))
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        pending.extend(imported_modules(tree, package_of(path)))
+        pending.extend(runtime_imports(tree, package_of(path)))
     return frozenset(seen)
 
 
