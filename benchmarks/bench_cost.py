@@ -204,7 +204,7 @@ def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
 def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.attention.dump_attention import dump_variant, tokenize_examples
     from pipeline.attention.engine import attach, model_shape
-    from pipeline.attention.store import AttentionWriter
+    from pipeline.attention.store_writer import AttentionWriter
     from pipeline.core.precision import autocast
 
     tokenizer, model = _setup(opts)

@@ -28,7 +28,8 @@ from omegaconf import OmegaConf
 
 from pipeline.attention.dump_attention import Example, dump_variant, tokenize_examples
 from pipeline.attention.engine import attach, model_shape
-from pipeline.attention.store import AttentionStore, AttentionWriter
+from pipeline.attention.store import AttentionStore
+from pipeline.attention.store_writer import AttentionWriter
 from pipeline.core.config import CONF_DIR, glue_dir
 from pipeline.core.schema import load_model, load_task
 from pipeline.data.batching import length_batches

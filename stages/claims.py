@@ -19,7 +19,6 @@ from __future__ import annotations
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.prose import results_markdown
 from pipeline.claims.table import all_claims, evaluate, flat_metrics, summary
-from pipeline.core.io import write_json, write_table, write_text
 from pipeline.core.stage import StageRun, stage_main
 
 
@@ -27,12 +26,12 @@ def run(stage: StageRun) -> None:
     out = StageOutputs(stage.upstream())
     seeds = [stage.cfg.seed, *(s for s in stage.cfg.seeds if s != stage.cfg.seed)]
     table, by_seed = evaluate(all_claims(out, stage.task_names), out, seeds)
-    plots = stage.out("plots", "claims")
-    write_table(plots / "claims.csv", table)
-    write_table(plots / "claims_by_seed.csv", by_seed)
-    write_text(plots / "summary.txt", summary(table))
-    write_text(plots / "results.md", results_markdown(table))
-    write_json(stage.out("metrics", "claims.json"), flat_metrics(table))
+    stage.write_outputs(
+        "claims",
+        tables={"claims": table, "claims_by_seed": by_seed},
+        texts={"summary.txt": summary(table), "results.md": results_markdown(table)},
+        metrics=flat_metrics(table),
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark.coref import analyse_coref, coref_figures
 from pipeline.clark.gap import read_gap_sample
 from pipeline.core.config import shared_data_dir
-from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main
 
 
@@ -34,8 +33,8 @@ def run(stage: StageRun) -> None:
         "clark_coref",
         tables=report.tables,
         figures=coref_figures(report, cfg.model.name, settings),
+        metrics=report.metrics,
     )
-    write_json(stage.out("metrics", "clark_coref", "gap.json"), report.metrics)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark.syntax import analyse_syntax, syntax_figures
 from pipeline.clark.ud import read_treebank_sample
 from pipeline.core.config import shared_data_dir
-from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main
 
 
@@ -38,8 +37,8 @@ def run(stage: StageRun) -> None:
         "clark_syntax",
         tables=report.tables,
         figures=syntax_figures(report, cfg.model.name, ud),
+        metrics=report.metrics,
     )
-    write_json(stage.out("metrics", "clark_syntax", "ud.json"), report.metrics)
 
 
 if __name__ == "__main__":

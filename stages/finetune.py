@@ -17,6 +17,7 @@ are written.
 
 from __future__ import annotations
 
+from pipeline.core import layout
 from pipeline.core.io import atomic_path
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
@@ -44,7 +45,7 @@ def run(stage: StageRun) -> None:
         checkpoints=checkpoints,
     )
 
-    with atomic_path(stage.out("models", task.name, stage.seed_folder)) as folder:
+    with atomic_path(layout.model(stage.out_root, task.name, stage.seed)) as folder:
         result.model.save_pretrained(folder, safe_serialization=True)
         tokenizer.save_pretrained(folder)
     stage.write_outputs(

@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from pipeline.attention.engine import attach
-from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path
+from pipeline.attention.store_writer import write_attention
 from pipeline.claims.clark import NOT_SPECIALISED, TABLE1
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path
+from pipeline.attention.store_writer import write_attention
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 from pipeline.core.schema import AnalyzeConfig, TokenTypeRule, typed

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo
+from pipeline.attention.store_writer import write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun

@@ -14,7 +14,8 @@ from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.measured import measure_maps, measure_path, measured_store, row_shares
 from pipeline.attention.rollout import cls_rollout, residual_attention, rollout
-from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo
+from pipeline.attention.store_writer import write_attention
 from pipeline.clark.heads import analyse_heads
 from pipeline.clark.relations import predict_heads
 from pipeline.clark.stream import stream_word_maps

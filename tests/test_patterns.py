@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from pipeline.attention.store import TokenInfo, write_attention
+from pipeline.attention.store import TokenInfo
+from pipeline.attention.store_writer import write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns import CLASSES, DEFINITIONS

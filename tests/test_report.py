@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -69,3 +72,33 @@ def test_a_stage_summary_opens_its_section_escaped(tmp_path):
     heading = page.index("Attention-pattern classifier")
     summary = page.index('<p class="summary">468 maps labelled by eye &lt;b&gt;</p>')
     assert heading < summary
+
+
+RENDER = """
+import hashlib, sys
+from pathlib import Path
+from pipeline.report.html import render_report
+page = render_report(Path(sys.argv[1]), "Title", "seed: 42\\n")
+print(hashlib.sha256(page.encode()).hexdigest())
+"""
+
+
+def test_two_renders_of_the_same_outputs_are_byte_identical(tmp_path):
+    """In two processes with different hash seeds (set and dict orders), as two runs are."""
+    for stage in ("zeta", "alpha", "ablate", "prepare", "claims_x"):
+        figure, axis = plt.subplots()
+        axis.plot([0, 1], [1, 0])
+        save_figure(tmp_path / f"figures/{stage}/a/fig.png", figure, f"{stage} caption")
+        write_table(tmp_path / f"plots/{stage}/a/t.csv", pd.DataFrame({"x": [0.5, 1.25]}))
+        write_json(tmp_path / f"metrics/{stage}/a.json", {"b": 1.5, "a": "L1-H2"})
+    pages = {
+        subprocess.run(
+            [sys.executable, "-c", RENDER, str(tmp_path)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(pages) == 1
