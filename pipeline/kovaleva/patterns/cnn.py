@@ -22,6 +22,7 @@ the ensemble: a single network's shares still move by ~0.025 with its seed (READ
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,22 +139,6 @@ def train(
     return losses
 
 
-@torch.no_grad()
-def predict(
-    models: Sequence[PatternCNN], inputs: torch.Tensor, pairs: torch.Tensor, batch_size: int = 512
-) -> torch.Tensor:
-    """Class probabilities float [N, num_classes] of inputs [N, 5, S, S]: the mean over an
-    ensemble of networks. An input of one sentence (`pairs` bool [N] False) is never block
-    (by the definition of the type): its block probability is set to 0, the rest rescaled."""
-    parts = []
-    for start in range(0, len(inputs), batch_size):
-        batch = inputs[start : start + batch_size]
-        parts.append(torch.stack([m.eval()(batch).softmax(-1) for m in models]).mean(0))
-    probs = torch.cat(parts) if parts else torch.empty(0, len(CLASSES))
-    probs[~pairs, CLASSES.index("block")] = 0.0
-    return probs / probs.sum(-1, keepdim=True)
-
-
 def pairs_of(maps: Sequence[LabelledMap]) -> torch.Tensor:
     """bool [len(maps)]: which maps are of a two-sentence input."""
     return torch.tensor([is_pair(entry.tokens) for entry in maps], dtype=torch.bool)
@@ -167,19 +152,22 @@ def save_classifier(
     trained_on: str,
 ) -> None:
     """The ensembles (the classifier first, then the seed-stability one), what is needed to
-    rebuild and feed them, and the label folder they learnt from, written atomically."""
+    rebuild and feed them, and the label folder they learnt from, written atomically; the
+    same classifier gives the same bytes."""
+    buffer = io.BytesIO()  # saved in memory: a file name would be recorded in the archive
+    torch.save(
+        {
+            "ensembles": [[model.state_dict() for model in e] for e in ensembles],
+            "channels": list(channels),
+            "input_size": input_size,
+            "classes": list(CLASSES),
+            "architecture": ARCHITECTURE,
+            "trained_on": trained_on,
+        },
+        buffer,
+    )
     with atomic_path(path) as tmp:
-        torch.save(
-            {
-                "ensembles": [[model.state_dict() for model in e] for e in ensembles],
-                "channels": list(channels),
-                "input_size": input_size,
-                "classes": list(CLASSES),
-                "architecture": ARCHITECTURE,
-                "trained_on": trained_on,
-            },
-            tmp,
-        )
+        tmp.write_bytes(buffer.getvalue())
 
 
 @dataclass(frozen=True)
