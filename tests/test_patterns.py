@@ -30,6 +30,7 @@ from pipeline.kovaleva.patterns.cnn import (
     load_classifier,
     network_inputs,
     pairs_of,
+    predict,
     save_classifier,
     train,
 )
@@ -47,7 +48,7 @@ from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
 from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids, unsampled
 from pipeline.kovaleva.patterns.server import make_server
-from pipeline.kovaleva.patterns.stacked import StackedCNN, predict
+from pipeline.kovaleva.patterns.stacked import StackedCNN
 from pipeline.kovaleva.patterns.train import Job, fit, fit_all, fit_stack, stacks
 
 CHROMIUM = Path("/usr/bin/chromium")

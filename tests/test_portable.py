@@ -23,8 +23,7 @@ import numpy as np, torch
 from pipeline.core.portable import use_portable_kernels
 from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import inputs_of, pairs_of
-from pipeline.kovaleva.patterns.stacked import predict
+from pipeline.kovaleva.patterns.cnn import inputs_of, pairs_of, predict
 from pipeline.kovaleva.patterns.train import Job, fit_all
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 

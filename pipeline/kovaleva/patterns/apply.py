@@ -39,12 +39,12 @@ from pipeline.kovaleva.patterns.cnn import (
     load_classifier,
     network_inputs,
     pairs_of,
+    predict,
 )
 from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.mapsets import read_map_set
 from pipeline.kovaleva.patterns.roles import is_pair
-from pipeline.kovaleva.patterns.stacked import predict
 
 
 @dataclass(frozen=True)

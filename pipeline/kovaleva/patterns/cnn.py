@@ -139,6 +139,22 @@ def train(
     return losses
 
 
+@torch.no_grad()
+def predict(
+    models: Sequence[PatternCNN], inputs: torch.Tensor, pairs: torch.Tensor, batch_size: int = 512
+) -> torch.Tensor:
+    """Class probabilities float [N, num_classes] of inputs [N, 5, S, S]: the mean over an
+    ensemble of networks. An input of one sentence (`pairs` bool [N] False) is never block
+    (by the definition of the type): its block probability is set to 0, the rest rescaled."""
+    parts = []
+    for start in range(0, len(inputs), batch_size):
+        batch = inputs[start : start + batch_size]
+        parts.append(torch.stack([m.eval()(batch).softmax(-1) for m in models]).mean(0))
+    probs = torch.cat(parts) if parts else torch.empty(0, len(CLASSES))
+    probs[~pairs, CLASSES.index("block")] = 0.0
+    return probs / probs.sum(-1, keepdim=True)
+
+
 def pairs_of(maps: Sequence[LabelledMap]) -> torch.Tensor:
     """bool [len(maps)]: which maps are of a two-sentence input."""
     return torch.tensor([is_pair(entry.tokens) for entry in maps], dtype=torch.bool)

@@ -11,12 +11,12 @@ gradients are its own.
 Layout. Activations are float [G, C, B, H, W] (G networks, C channels, B maps). A 3 x 3
 convolution is one batched matrix product per layer: the nine shifted views of the padded
 input stacked into columns [G, C * 9, B * H * W], multiplied by the weights [G, O, C * 9].
-Under the portable kernels (`pipeline.core.portable`) PyTorch convolves without oneDNN: its
-fallback convolution loops over maps (and over groups of a grouped convolution), and its
-forward pass uses NNPACK, whose code depends on the CPU. The matrix products run in MKL
-under `MKL_CBWR`. Batch normalisation views [G, C, ...] as G * C channels of one batch, so
-each network normalises over its own maps. Every network's numbers are the same whichever
-networks share its model (tests/test_patterns.py)."""
+Under the portable kernels (`pipeline.core.portable`) PyTorch convolves without oneDNN,
+and the backward pass of its fallback convolution loops over the maps of a batch (and over
+the groups of a grouped convolution): most of a network's training time. Here the matrix
+products run in MKL under `MKL_CBWR`. Batch normalisation views [G, C, ...] as G * C
+channels of one batch, so each network normalises over its own maps. Every network's numbers
+are the same whichever networks share its model (tests/test_patterns.py)."""
 
 from __future__ import annotations
 
@@ -198,21 +198,3 @@ def train_stacked(
         model.recompute_statistics(inputs, settings.batch_size)
     model.write_to(networks)
     return losses / len(inputs)
-
-
-@torch.no_grad()
-def predict(
-    models: Sequence[PatternCNN], inputs: torch.Tensor, pairs: torch.Tensor, batch_size: int = 64
-) -> torch.Tensor:
-    """Class probabilities float [N, num_classes] of inputs [N, 5, S, S]: the mean over an
-    ensemble of networks, run as one batched model. An input of one sentence (`pairs` bool
-    [N] False) is never block (by the definition of the type): its block probability is set
-    to 0, the rest rescaled."""
-    model = StackedCNN(models).eval()
-    parts = []
-    for batch in inputs.split(batch_size):
-        x = batch.transpose(0, 1)[None].expand(len(models), -1, -1, -1, -1)  # [G, 5, B, S, S]
-        parts.append(model(x).softmax(-1).mean(0))  # [B, C]
-    probs = torch.cat(parts) if parts else torch.empty(0, len(CLASSES))
-    probs[~pairs, CLASSES.index("block")] = 0.0
-    return probs / probs.sum(-1, keepdim=True)

@@ -11,7 +11,7 @@ probabilities averaged): the classifier itself when `cv_ensemble` = `ensemble`, 
 cheaper one otherwise. The classifier is the ensemble of `ensemble` networks trained on every
 labelled map; a second ensemble with the next seeds measures how much the shares depend on
 the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
-(`stacked.predict`). The networks are independent: those on the same rows train in stacks of
+(`cnn.predict`). The networks are independent: those on the same rows train in stacks of
 `stack` as one batched model (`stacked`), and `workers` processes train stacks side by side,
 each with one thread; a network's weights depend on its seed alone, not on `workers` or
 `stack`. The stages run it with kernels that do not depend on the CPU (`pipeline.core.portable`), so
@@ -37,7 +37,7 @@ from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
-from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, train
+from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict, train
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.heuristic import heuristic_labels
 from pipeline.kovaleva.patterns.labels import (
@@ -49,7 +49,7 @@ from pipeline.kovaleva.patterns.labels import (
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
 from pipeline.kovaleva.patterns.roles import sentence_ids
-from pipeline.kovaleva.patterns.stacked import predict, train_stacked
+from pipeline.kovaleva.patterns.stacked import train_stacked
 
 
 @dataclass(frozen=True)
