@@ -19,6 +19,7 @@ configuration's, for a shorter check.
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SEED = 42
 
 
-def settings_of(group: str) -> OmegaConf:
+def settings_of(group: str) -> PatternClassifier | PatternRule:
     """conf/patterns/default.yaml's `group` as its typed settings."""
     raw = OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")[group]
     kind = {"classifier": PatternClassifier, "heuristic": PatternRule}[group]
@@ -61,8 +62,7 @@ def cpu_seconds(run: Callable[[], object]) -> tuple[float, object]:
 
 
 def _children() -> float:
-    import resource
-
+    """CPU seconds of this process's finished children (the worker processes)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
