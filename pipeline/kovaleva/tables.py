@@ -66,8 +66,12 @@ def mean_intervals(scores: np.ndarray, n_resamples: int, seed: int) -> list[Inte
     Intervals. Resampling whole rows keeps every column of an example together."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample without a column's type
-        return bootstrap_interval(
-            lambda rows: np.nanmean(rows, axis=0), scores, n_resamples=n_resamples, seed=seed
+        return bootstrap_interval(  # vectorized: rows [..., N, K] of all resamples at once
+            lambda rows: np.nanmean(rows, axis=-2),
+            scores,
+            n_resamples=n_resamples,
+            seed=seed,
+            vectorized=True,
         )
 
 
