@@ -22,7 +22,7 @@ import logging
 import torch
 
 from pipeline.core import layout
-from pipeline.core.heads import numbered_from_one
+from pipeline.core.head_names import numbered_from_one
 from pipeline.core.io import write_table
 from pipeline.core.portable import use_portable_kernels
 from pipeline.core.stage import StageRun, stage_main

@@ -52,7 +52,7 @@ from pipeline.clark.ud import (
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name
+from pipeline.core.head_names import head_name
 from pipeline.core.schema import (
     ClarkCorefConfig,
     ClarkSyntaxConfig,

@@ -94,7 +94,7 @@ def test_the_negation_word_no_stays_a_word() -> None:
 
 def test_every_config_group_is_typed() -> None:
     # profiles override typed groups; hydra/ is Hydra's own; scale/ configures the parallel
-    # runner, composed on its own and typed by pipeline/scale/config.py
+    # runner, composed on its own and typed by pipeline/scale/settings.py
     untyped = {"experiment", "hydra", "scale"}
     groups = {p.name for p in CONF_DIR.iterdir() if p.is_dir()} - untyped
     assert groups <= set(schema.Config.__dataclass_fields__)

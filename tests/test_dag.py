@@ -128,19 +128,21 @@ def test_the_check_names_a_missing_and_an_unimported_file() -> None:
 
 
 def test_imports_inside_functions_and_relative_imports_are_followed() -> None:
-    tree = ast.parse("def f():\n    from pipeline.core import heads\n    from .batching import x\n")
-    assert {"pipeline.core.heads", "pipeline.data.batching"} <= imported_modules(
+    tree = ast.parse(
+        "def f():\n    from pipeline.core import head_names\n    from .batching import x\n"
+    )
+    assert {"pipeline.core.head_names", "pipeline.data.batching"} <= imported_modules(
         tree, "pipeline.data"
     )
 
 
 def test_imports_made_only_for_type_checking_are_not_deps() -> None:
     tree = ast.parse(
-        "if TYPE_CHECKING:\n    from pipeline.core import heads\n"
+        "if TYPE_CHECKING:\n    from pipeline.core import head_names\n"
         "else:\n    import pipeline.data.glue\n"
     )
     found = runtime_imports(tree, "pipeline")
-    assert "pipeline.data.glue" in found and "pipeline.core.heads" not in found
+    assert "pipeline.data.glue" in found and "pipeline.core.head_names" not in found
 
 
 def test_a_reader_depends_on_the_runs_of_its_writer_that_it_covers() -> None:

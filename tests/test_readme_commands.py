@@ -36,7 +36,7 @@ from pipeline.core.config import check_option
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
 from pipeline.core.stage import _dvc_args, check_overrides
-from pipeline.scale.config import load_config
+from pipeline.scale.settings import load_config
 from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent

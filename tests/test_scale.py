@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from pipeline.core.errors import PipelineError
-from pipeline.scale.config import load_config
+from pipeline.scale.settings import load_config
 from tests.conftest import commit_repo
 
 REPO = Path(__file__).resolve().parent.parent

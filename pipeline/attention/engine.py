@@ -55,7 +55,7 @@ from pipeline.attention.control import (
 from pipeline.attention.hooked import install_hooks
 from pipeline.attention.norms import value_norms, weighted_norms
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import check_head
+from pipeline.core.head_names import check_head
 
 IMPLEMENTATION = "dark_secrets_engine"
 PROBE = "dark_secrets_probe"  # records which module calls the interface, in order

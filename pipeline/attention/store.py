@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import check_head
+from pipeline.core.head_names import check_head
 from pipeline.core.layout import attention_store
 
 SCHEMA_VERSION = 1

@@ -11,5 +11,5 @@ the engine), `figures`.
 Each stage calls one entry point, which returns 0-based tables and metrics ready to write:
 `heads_report.analyse_heads` (clark_heads), `syntax_report.analyse_syntax` (clark_syntax),
 `coref_report.analyse_coref` (clark_coref). The stages number layers and heads from 1 when
-they write the tables (pipeline.core.heads.numbered_from_one); the figures do the same.
+they write the tables (pipeline.core.head_names.numbered_from_one); the figures do the same.
 """

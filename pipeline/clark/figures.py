@@ -21,7 +21,7 @@ import seaborn as sns
 from pipeline.clark.attend import TARGETS
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.relations import ALL
-from pipeline.core.heads import head_name, layer_name, numbered_from_one
+from pipeline.core.head_names import head_name, layer_name, numbered_from_one
 from pipeline.core.stats import Interval
 
 TARGET_TITLES = {

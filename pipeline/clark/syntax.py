@@ -35,7 +35,7 @@ from pipeline.clark.stream import stream_word_maps
 from pipeline.clark.ud import Sentence
 from pipeline.clark.vectors import WordVectors
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.io import Captioned
 from pipeline.core.schema import ClarkSyntaxConfig, ProbeConfig, TreebankConfig
 from pipeline.core.stats import bootstrap_interval

@@ -5,7 +5,7 @@ formula of `pipeline.kovaleva.formulas` per example, and averages over examples 
 percentile bootstrap interval over examples (`_ci_low`, `_ci_high`; seeded, through
 pipeline.core.stats). Tables count layers and
 heads from 0, as every Python API does; the entry points (`analysis`, `framenet_heads`)
-number them from 1 for the written tables (`pipeline.core.heads.numbered_from_one`).
+number them from 1 for the written tables (`pipeline.core.head_names.numbered_from_one`).
 """
 
 from __future__ import annotations
