@@ -5,12 +5,15 @@ against the best unit's own interval, which does not hold)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm, t
 
 from pipeline.claims.rules import Measured
 from pipeline.claims.seeds import across_seeds, simulate_coverage
-from pipeline.claims.selection import best_over_median, best_unit
+from pipeline.claims.selection import best_over_median, best_removal, best_unit, mean_removal
+from pipeline.claims.thresholds import Z_POWER
+from pipeline.claims.unchanged import changed_share_bound
 
 
 def test_one_seed_keeps_its_own_interval():
@@ -26,6 +29,53 @@ def test_seeds_and_examples_add_in_quadrature():
     assert combined.statistic == pytest.approx(0.2)
     assert combined.ci_low == pytest.approx(0.2 - np.hypot(between, below))
     assert combined.ci_high == pytest.approx(0.2 + np.hypot(between, above))
+
+
+def test_the_seed_detectable_effect_is_the_half_width_plus_z_power_standard_errors():
+    """Not the whole width read at a per-seed critical value: with 3 seeds the seeds' part
+    of the half-width is 4.30 of their standard errors, not 1.96."""
+    per_seed = [Measured(0.1, 0.05, 0.15), Measured(0.3, 0.25, 0.35), Measured(0.2, 0.15, 0.25)]
+    combined = across_seeds(per_seed)
+    spread = np.std([0.1, 0.3, 0.2], ddof=1) / np.sqrt(3)
+    error = np.hypot(spread, 0.05 / 1.959964)
+    half = (combined.ci_high - combined.ci_low) / 2
+    assert combined.detectable == pytest.approx(half + Z_POWER * error, rel=1e-6)
+    assert combined.detectable < half / 1.959964 * (1.959964 + Z_POWER)  # the old reading
+    between = t.ppf(0.975, 2) * spread
+    assert combined.evidence["between_seeds"] == pytest.approx(between)
+    assert combined.evidence["within_seeds"] == pytest.approx(0.05)
+
+
+def test_an_interval_of_zero_width_becomes_the_bound_on_rows_that_could_change():
+    assert changed_share_bound(96) == pytest.approx(1 - 0.025 ** (1 / 96))  # 0.0377
+    table = pd.DataFrame(
+        {"delta": [0.0, 0.0, 0.02], "ci_low": [0.0, 0.0, -0.01], "ci_high": [0.0, 0.0, 0.05],
+         "q_value": [1.0, 1.0, 0.5]}
+    )  # fmt: skip
+    best = best_removal(table, 96)
+    assert best.note.startswith("2 of 3 heads changed no prediction on the 96 rows")
+    assert best.ci_low < 0 < best.ci_high  # [0, 0] no longer decides anything
+    mean = mean_removal(table, 96)
+    bound = changed_share_bound(96)
+    assert mean.statistic == pytest.approx(0.02 / 3)
+    assert mean.ci_low == pytest.approx(mean.statistic - (2 * bound + 0.03) / 3)
+    assert mean.ci_high == pytest.approx(mean.statistic + (2 * bound + 0.03) / 3)
+
+
+def test_the_mean_removal_interval_covers_by_simulation():
+    """Heads whose changes share the rows' noise: the mean of the half-widths covers the mean
+    change at least 95% of the time."""
+    rng = np.random.default_rng(3)
+    hits, replicates, units, rows = 0, 400, 20, 200
+    for _ in range(replicates):
+        shared = rng.normal(0, 1, rows)  # [N]
+        changes = 0.5 * shared + rng.normal(0, 1, (units, rows))  # [m, N], true mean 0
+        delta = changes.mean(axis=1)
+        half = 1.959964 * changes.std(axis=1, ddof=1) / np.sqrt(rows)
+        table = pd.DataFrame({"delta": delta, "ci_low": delta - half, "ci_high": delta + half})
+        found = mean_removal(table, rows)
+        hits += found.ci_low <= 0 <= found.ci_high
+    assert hits / replicates >= 0.95
 
 
 def test_the_seed_interval_covers_where_a_two_level_bootstrap_does_not():

@@ -27,6 +27,10 @@ class StageOutputs:
             self._metrics[path] = _read_json(path)
         return self._metrics[path]
 
+    def has_metrics(self, *parts: str) -> bool:
+        """Whether outputs/metrics/<parts>.json exists (for inputs a table can do without)."""
+        return self.root.joinpath("metrics", *parts[:-1], f"{parts[-1]}.json").exists()
+
     def table(self, *parts: str) -> pd.DataFrame:
         """The table outputs/plots/<parts>.csv."""
         path = self.root.joinpath("plots", *parts[:-1], f"{parts[-1]}.csv")

@@ -148,11 +148,7 @@ def _estimate(row: pd.Series) -> str:
 
 def _verdict(row: pd.Series) -> str:
     verdict = f"**{row['verdict']}**" if row["verdict"] == "contradicted" else row["verdict"]
-    if row["verdict"] == "underpowered":
-        needed = row["rows_needed"]
-        rows = "" if pd.isna(needed) else f"; needs ~{int(needed):,} rows"
-        return f"{verdict} (detects {row['detectable']:.3f}, paper {row['paper_effect']:.3f}{rows})"
-    if row["verdict"] == "not testable":
+    if row["verdict"] in ("underpowered", "not testable", "seed-dependent"):
         return f"{verdict} ({row['reason']})"
     return verdict
 

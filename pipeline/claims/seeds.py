@@ -30,21 +30,33 @@ from pipeline.claims.thresholds import CONFIDENCE
 
 def across_seeds(per_seed: Sequence[Measured]) -> Measured:
     """The mean of the seeds' statistics with an interval over seeds and examples; one seed
-    gives its own. `critical` stays the seeds' (their intervals' kind)."""
+    gives its own. `critical` is the interval's half-width over the estimate's standard error
+    (the seeds' standard error of the mean and the examples' own, in quadrature), so
+    `detectable` is the half-width plus 0.84 standard errors rather than a per-seed critical
+    value applied to the whole width. `evidence` keeps both parts of the half-width
+    (`between_seeds`, `within_seeds`) for the rows-needed reckoning (table.py)."""
     if len(per_seed) == 1:
         return per_seed[0]
     estimates = np.array([m.statistic for m in per_seed])  # [k]
     k = len(estimates)
-    between = t.ppf(1 - (1 - CONFIDENCE) / 2, k - 1) * estimates.std(ddof=1) / math.sqrt(k)
+    spread = estimates.std(ddof=1) / math.sqrt(k)
+    between = t.ppf(1 - (1 - CONFIDENCE) / 2, k - 1) * spread
     below = np.mean([m.statistic - m.ci_low for m in per_seed])
     above = np.mean([m.ci_high - m.statistic for m in per_seed])
+    within = float((below + above) / 2)
+    examples_error = float(np.mean([(m.ci_high - m.ci_low) / (2 * m.critical) for m in per_seed]))
+    standard_error = math.hypot(spread, examples_error)
+    half_width = math.hypot(between, within)
     mean = float(estimates.mean())
+    rows = {n: v for n, v in per_seed[0].evidence.items() if n == "rows"}
+    notes = dict.fromkeys(m.note for m in per_seed if m.note)
     return Measured(
         mean,
         mean - math.hypot(between, below),
         mean + math.hypot(between, above),
-        critical=float(np.mean([m.critical for m in per_seed])),
-        evidence={"seeds": k} | {n: v for n, v in per_seed[0].evidence.items() if n == "rows"},
+        critical=half_width / standard_error if standard_error > 0 else per_seed[0].critical,
+        note="; ".join(notes),
+        evidence={"seeds": k, "between_seeds": float(between), "within_seeds": within} | rows,
     )
 
 

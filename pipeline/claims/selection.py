@@ -18,6 +18,7 @@ from scipy.stats import norm
 
 from pipeline.claims.rules import Measured
 from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
+from pipeline.claims.unchanged import unchanged_note, widen_unchanged
 
 
 def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Measured:
@@ -36,18 +37,41 @@ def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Mea
     )
 
 
-def best_removal(table: pd.DataFrame, rows: float) -> Measured:
+def best_removal(table: pd.DataFrame, rows: float, units: str = "heads") -> Measured:
     """The best removal of an ablation table (columns delta, ci_low, ci_high, q_value) scored
     on `rows` dev rows, with the count of units whose gain is significant (q < 0.05,
-    Benjamini-Hochberg) as evidence."""
-    best = best_unit(table["delta"], table["ci_low"], table["ci_high"])
+    Benjamini-Hochberg) as evidence. A unit that changed no prediction gets the interval of
+    `unchanged.widen_unchanged` in place of [0, 0]."""
+    widened, unchanged = widen_unchanged(table, rows)
+    best = best_unit(widened["delta"], widened["ci_low"], widened["ci_high"])
     significant = int(((table["delta"] > 0) & (table["q_value"] < 1 - CONFIDENCE)).sum())
     return Measured(
         best.statistic,
         best.ci_low,
         best.ci_high,
         critical=best.critical,
+        note=unchanged_note(unchanged, len(table), units, rows),
         evidence={**best.evidence, "significant": significant, "rows": rows},
+    )
+
+
+def mean_removal(table: pd.DataFrame, rows: float) -> Measured:
+    """The mean change over every unit's removal (the expected change from disabling a unit
+    drawn at random), with a conservative interval: the units' changes are read on the same
+    rows and correlate, and the standard error of a mean is at most the mean of the standard
+    errors, so each side's half-width is the mean of the units' half-widths on that side
+    (units that changed no prediction widened as in `best_removal`)."""
+    widened, unchanged = widen_unchanged(table, rows)
+    delta = widened["delta"].to_numpy(dtype=float)  # [units]
+    below = float((delta - widened["ci_low"]).mean())
+    above = float((widened["ci_high"] - delta).mean())
+    mean = float(delta.mean())
+    return Measured(
+        mean,
+        mean - below,
+        mean + above,
+        note=unchanged_note(unchanged, len(table), "heads", rows),
+        evidence={"units": len(table), "rows": rows},
     )
 
 
