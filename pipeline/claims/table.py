@@ -32,7 +32,7 @@ COLUMNS = (
     "statistic", "estimate", "ci_low", "ci_high", "seeds_used", "verdict", "reason", "note",
     "detectable", "power_effect", "power_effect_source", "rows_factor", "rows_needed",
     "dev_rows", "decidable", "threshold", "threshold_reason", "verdict_half_threshold",
-    "verdict_double_threshold", "rule", "seeds", "seeds_same_verdict",
+    "verdict_double_threshold", "rule", "side", "seeds", "seeds_same_verdict",
 )  # fmt: skip
 SEED_COLUMNS = ("seed", "claim", "estimate", "ci_low", "ci_high", "verdict", "reason")
 PAPERS_EFFECT = "the paper's"  # power_effect_source of an effect the paper prints
@@ -246,6 +246,7 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged], dev: float) 
         "verdict_half_threshold": _at(claim, m, SENSITIVITY[0]) if defined else math.nan,
         "verdict_double_threshold": _at(claim, m, SENSITIVITY[1]) if defined else math.nan,
         "rule": claim.rule.describe(),
+        "side": getattr(claim.rule, "side", "above"),  # the claimed side of the threshold
     }
 
 
