@@ -102,7 +102,7 @@ def forest_figure(table: pd.DataFrame, registry: str) -> Captioned:
         "Every claim's estimate and 95% interval as its distance from its own threshold "
         "(the line at 0), the claimed side to the right: in the statistic's units where the "
         "threshold is 0, as a multiple of the threshold otherwise; the axis is linear within "
-        f"+-{LINEAR_WITHIN:g} and logarithmic beyond. Coloured by verdict, grouped by paper; a claim is "
-        f"supported when its whole interval lies right of 0. Registry {registry}."
+        f"+-{LINEAR_WITHIN:g} and logarithmic beyond. Coloured by verdict, grouped by paper; "
+        f"a claim is supported when its whole interval lies right of 0. Registry {registry}."
     )
     return Captioned(figure, caption, {"registry": registry})
