@@ -153,25 +153,36 @@ def evaluate(
     """The claims table (COLUMNS, one row per claim) and the per-seed table (SEED_COLUMNS)."""
     rows, seed_rows = [], []
     for claim in claims:
-        dev = dev_rows(out, claim)
         evaluated = seeds if claim.finetuned else seeds[:1]
-        per_seed = {s: judge(claim, claim.measure(out, s), gate_failures(claim, out, s), dev)
-                    for s in evaluated}  # fmt: skip
-        seed_rows += [_seed_row(claim, s, j) for s, j in per_seed.items()]
-        testable = {s: j for s, j in per_seed.items() if j.verdict != "not testable"}
-        overall = _overall(claim, per_seed, testable, dev)
-        verdicts = [j.verdict for j in per_seed.values()]
-        agreeing = max(verdicts.count(v) for v in verdicts)  # seeds giving the commonest one
-        rows.append(
-            _row(claim, overall, testable, dev)
-            | {
-                "seeds": len(verdicts) if claim.finetuned else math.nan,
-                "seeds_same_verdict": agreeing if claim.finetuned else math.nan,
-            }
-        )
+        measured = {s: claim.measure(out, s) for s in evaluated}
+        gates = {s: gate_failures(claim, out, s) for s in evaluated}
+        row, per_seed = evaluate_claim(claim, measured, gates, dev_rows(out, claim))
+        rows.append(row)
+        seed_rows += per_seed
+    return table_frames(rows, seed_rows)
+
+
+def table_frames(rows: list[dict], seed_rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows, columns=list(COLUMNS)), pd.DataFrame(
         seed_rows, columns=list(SEED_COLUMNS)
     )
+
+
+def evaluate_claim(
+    claim: Claim, measured: dict[int, Measured], gates: dict[int, str], dev: float
+) -> tuple[dict, list[dict]]:
+    """One claim's row of the table and its per-seed rows, from its statistic on each seed
+    and why each seed cannot be used ('' when it can)."""
+    per_seed = {s: judge(claim, m, gates[s], dev) for s, m in measured.items()}
+    testable = {s: j for s, j in per_seed.items() if j.verdict != "not testable"}
+    overall = _overall(claim, per_seed, testable, dev)
+    verdicts = [j.verdict for j in per_seed.values()]
+    agreeing = max(verdicts.count(v) for v in verdicts)  # seeds giving the commonest one
+    row = _row(claim, overall, testable, dev) | {
+        "seeds": len(verdicts) if claim.finetuned else math.nan,
+        "seeds_same_verdict": agreeing if claim.finetuned else math.nan,
+    }
+    return row, [_seed_row(claim, s, j) for s, j in per_seed.items()]
 
 
 def _overall(
