@@ -4,14 +4,18 @@ against the best unit's own interval, which does not hold)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm, t
 
+from pipeline.claims.figures import scaled
 from pipeline.claims.rules import Measured
 from pipeline.claims.seeds import across_seeds, simulate_coverage
 from pipeline.claims.selection import best_over_median, best_removal, best_unit, mean_removal
+from pipeline.claims.table import rows_needed
 from pipeline.claims.thresholds import Z_POWER
 from pipeline.claims.unchanged import changed_share_bound
 
@@ -143,3 +147,40 @@ def test_the_best_over_median_interval_covers_after_the_choice(top):
     the true ratio altogether when no head stands out (the maximum of near-ties is biased
     up); this interval covers at least 95% in both cases."""
     assert _ratio_coverage(top) >= 0.95
+
+
+def test_rows_needed_grows_with_the_rows_and_stops_at_the_seeds_spread():
+    one_seed = Measured(0.0, -0.196, 0.196, evidence={"rows": 100})  # standard error 0.1
+    detectable = one_seed.detectable
+    assert rows_needed(one_seed, detectable / 2) == pytest.approx(400, abs=1)  # 4x the rows
+    seeds = Measured(
+        0.0, -0.3, 0.3, critical=2.5,
+        evidence={"rows": 100, "between_seeds": 0.25, "within_seeds": 0.17},
+    )  # fmt: skip
+    target = 0.2 * 2.5 / (2.5 + Z_POWER)  # the half-width that detects 0.2: below 0.25
+    assert target < 0.25 and math.isinf(rows_needed(seeds, 0.2))
+    assert rows_needed(seeds, 0.5) == math.ceil(
+        100 * 0.17**2 / ((0.5 * 2.5 / (2.5 + Z_POWER)) ** 2 - 0.25**2)
+    )
+
+
+def test_the_forest_plot_turns_every_claim_to_its_claimed_side():
+    table = pd.DataFrame(
+        {"claim": ["kovaleva.a", "michel.b", "extension.c"], "verdict": ["supported"] * 3,
+         "estimate": [0.1, -0.005, 0.75], "ci_low": [0.05, -0.02, 0.6],
+         "ci_high": [0.15, 0.01, 0.9], "threshold": [0.0, -0.01, 0.5],
+         "side": ["above", "above", "below"]}
+    )  # fmt: skip
+    points = scaled(table).set_index("claim")
+    assert tuple(points.loc["kovaleva.a", ["x", "x_low", "x_high"]]) == pytest.approx(
+        (0.1, 0.05, 0.15)
+    )  # threshold 0: the statistic's own units
+    assert tuple(points.loc["michel.b", ["x", "x_low", "x_high"]]) == pytest.approx(
+        (0.5, -1.0, 2.0)
+    )  # (value + 0.01) / 0.01
+    assert tuple(points.loc["extension.c", ["x", "x_low", "x_high"]]) == pytest.approx(
+        (-0.5, -0.8, -0.2)
+    )  # below 0.5 claimed: turned, so the claimed side is right
+    assert list(points["group"]) == [
+        "Kovaleva et al. 2019", "Michel et al. 2019", "Extensions (this project's)"
+    ]  # fmt: skip

@@ -54,8 +54,3 @@ class Claim:
     extension: bool = False
     effect_source: str = ""
     headroom: float | None = None
-
-    @property
-    def effect_borrowed(self) -> bool:
-        """The power check's effect is not the paper's printed number for this quantity."""
-        return self.effect is not None and bool(self.effect_source)
