@@ -147,10 +147,12 @@ def _estimate(row: pd.Series) -> str:
 
 
 def _verdict(row: pd.Series) -> str:
+    """The verdict, with its reason where it has one and the interval's note (e.g. how many
+    heads changed no prediction)."""
     verdict = f"**{row['verdict']}**" if row["verdict"] == "contradicted" else row["verdict"]
-    if row["verdict"] in ("underpowered", "not testable", "seed-dependent"):
-        return f"{verdict} ({row['reason']})"
-    return verdict
+    said = [row.get(k) for k in ("reason", "note")]
+    said = [text for text in said if isinstance(text, str) and text]
+    return f"{verdict} ({'; '.join(said)})" if said else verdict
 
 
 def _seeds(row: pd.Series) -> str:

@@ -144,8 +144,12 @@ def _claim_row(claim: tuple) -> str:
     number = "" if pd.isna(claim.paper_number) else f"{claim.paper_number:.3g}"
     if number and claim.paper_number_note:
         number += f'<span class="meta">{html.escape(claim.paper_number_note)}</span>'
-    reason = claim.reason if isinstance(claim.reason, str) else ""
-    reason = f'<span class="meta">{html.escape(reason)}</span>' if reason else ""
+    said = [getattr(claim, k, "") for k in ("reason", "note")]
+    reason = "".join(
+        f'<span class="meta">{html.escape(text)}</span>'
+        for text in said
+        if isinstance(text, str) and text
+    )
     mark = getattr(claim, "registration", "")
     mark = f'<span class="meta">{html.escape(mark)}</span>' if isinstance(mark, str) else ""
     effect = getattr(claim, "power_effect", float("nan"))
