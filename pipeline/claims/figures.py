@@ -18,7 +18,6 @@ import pandas as pd
 
 from pipeline.claims.rules import VERDICTS
 from pipeline.core.io import Captioned
-from pipeline.plotting.figures import plt  # the Agg backend is chosen there
 
 VERDICT_COLOURS = {"supported": "#4c9a4c", "contradicted": "#c94c4c", "inconclusive": "#8c8c8c",
                    "underpowered": "#d9a12b", "not testable": "#7b7bc4",
@@ -57,6 +56,8 @@ def scaled(table: pd.DataFrame) -> pd.DataFrame:
 def forest_figure(table: pd.DataFrame, registry: str) -> Captioned:
     """The forest plot of the claims table (claims.csv's columns), `registry` naming the
     registry version it was judged by."""
+    from pipeline.plotting.figures import plt  # the Agg backend; loaded only to draw
+
     points = scaled(table)
     order = [h for _, h in PAPERS] + ["other"]
     points = points.assign(rank=[order.index(g) for g in points["group"]])
