@@ -164,8 +164,17 @@ def _seeds(row: pd.Series) -> str:
 def results_markdown(table: pd.DataFrame) -> str:
     """Counts per verdict, then one Markdown table for the papers' claims and one for the
     extensions: claim, the paper's number, this run's estimate [95% CI], verdict (with its
-    reason), threshold sensitivity (verdict at half / double), seeds agreeing."""
+    reason), threshold sensitivity (verdict at half / double), seeds agreeing; first, the
+    claims registry the verdicts were judged by, where the table names one."""
     lines = []
+    if "registry_digest" in table and len(table):
+        first = table.iloc[0]
+        lines += [
+            f"Judged by claims registry version {int(first['registry_version'])} "
+            f"({first['registry_status']}), digest `{first['registry_digest']}`: every "
+            f"verdict is {first['registration']}.",
+            "",
+        ]
     for kind, title in (("paper", "The papers' findings"), ("extension", "Extensions")):
         rows = table[table["kind"] == kind]
         counts = rows["verdict"].value_counts()
