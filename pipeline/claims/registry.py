@@ -78,10 +78,22 @@ def _parameters(rule: object) -> dict[str, Any]:
     }
 
 
+def _plain(value: object) -> object:
+    """A rule parameter JSON does not know: a threshold by its value, another dataclass by
+    its fields."""
+    if isinstance(value, Threshold):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"a claim's rule parameter {value!r} has no canonical JSON form")
+
+
 def digest(claims: Sequence[Claim]) -> str:
     """SHA-256 of the canonical JSON of the claims' specs, in id order."""
     specs = sorted((claim_spec(c) for c in claims), key=lambda spec: spec["id"])
-    text = json.dumps(specs, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    text = json.dumps(
+        specs, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_plain
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
