@@ -380,7 +380,13 @@ def test_missing_inputs_fail_in_one_line(tmp_path, outputs):
 def test_the_markdown_and_the_report_show_the_papers_number_beside_the_estimate(tmp_path, outputs):
     table, _ = claims_table(outputs)
     text = results_markdown(table)
-    assert "| `kovaleva.table1_order.sst2` | 0.115 | 0.100 [0.050, 0.150] | supported |" in text
+    assert (
+        "| `kovaleva.table1_order.sst2` | 0.115 | 0.115 (paper) | 0.100 [0.050, 0.150] | "
+        "supported |" in text
+    )
+    assert "| `kovaleva.heads_removal_helps.sst2` |  | 0.012 (assumed) |" in text
+    michel = "| `michel.prune_40_percent_small_cost.sst2` |  | 0.010 (this project's margin) |"
+    assert michel in text
     assert text.index("Extensions") > text.index("`clark.probe_beats_right_branching`")
     _write(tmp_path, "plots/claims/claims.csv", table)
     page = render_report(tmp_path, "run", "seed: 42")
