@@ -61,6 +61,8 @@ def test_an_interval_of_zero_width_becomes_the_bound_on_rows_that_could_change()
     assert best.ci_low < 0 < best.ci_high  # [0, 0] no longer decides anything
     mean = mean_removal(table, 96)
     bound = changed_share_bound(96)
+    whole = pd.DataFrame({"delta": [0, 0], "ci_low": [0, 0], "ci_high": [0, 0], "q_value": [1, 1]})
+    assert mean_removal(whole, 96).ci_high == pytest.approx(bound)  # integer columns too
     assert mean.statistic == pytest.approx(0.02 / 3)
     assert mean.ci_low == pytest.approx(mean.statistic - (2 * bound + 0.03) / 3)
     assert mean.ci_high == pytest.approx(mean.statistic + (2 * bound + 0.03) / 3)

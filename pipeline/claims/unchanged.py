@@ -26,11 +26,11 @@ def widen_unchanged(
 ) -> tuple[pd.DataFrame, int]:
     """`table` with every zero-width interval replaced by its delta -+ the bound above, and
     how many rows of `table` had one."""
-    zero = np.isclose(table[low], table[high])  # [units]
+    widened = table.astype({low: float, high: float})  # a CSV of whole zeros reads as int
+    zero = np.isclose(widened[low], widened[high])  # [units]
     bound = changed_share_bound(rows)
-    widened = table.copy()
-    widened.loc[zero, low] = table.loc[zero, low] - bound
-    widened.loc[zero, high] = table.loc[zero, high] + bound
+    widened.loc[zero, low] -= bound
+    widened.loc[zero, high] += bound
     return widened, int(zero.sum())
 
 
