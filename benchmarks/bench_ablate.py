@@ -36,7 +36,7 @@ from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR, glue_dir
-from pipeline.core.schema import load_task
+from pipeline.core.schema import load_model, load_task
 from pipeline.core.stage import primary_model
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split
@@ -69,7 +69,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     task = load_task(args.task)
-    model_cfg = OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml")
+    model_cfg = load_model("minilm_l6")
     tokenizer = load_tokenizer(model_cfg)
     finetuned = primary_model(REPO, task.name)
     if (finetuned / "config.json").exists():

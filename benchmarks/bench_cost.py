@@ -51,9 +51,9 @@ import torch
 from omegaconf import OmegaConf
 
 from pipeline.ablation.importance import pruning_schedule
-from pipeline.core.config import CONF_DIR, glue_dir
+from pipeline.core.config import glue_dir
 from pipeline.core.params import compose_params
-from pipeline.core.schema import load_task
+from pipeline.core.schema import load_model, load_task
 
 REPO = Path(__file__).resolve().parent.parent
 TASK = "rte"  # source of the benchmark's sentences (two text columns, offline)
@@ -136,7 +136,7 @@ def _setup(opts: dict[str, Any]):
 
     torch.set_num_threads(opts["threads"])
     torch.manual_seed(0)
-    tokenizer = load_tokenizer(OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml"))
+    tokenizer = load_tokenizer(load_model("minilm_l6"))
     shape = Shape(**opts["shape"])
     config = BertConfig(
         vocab_size=len(tokenizer),
@@ -204,7 +204,7 @@ def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
 def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.attention.dump_attention import dump_variant, tokenize_examples
     from pipeline.attention.engine import attach, model_shape
-    from pipeline.attention.store import AttentionWriter
+    from pipeline.attention.store_writer import AttentionWriter
     from pipeline.core.precision import autocast
 
     tokenizer, model = _setup(opts)

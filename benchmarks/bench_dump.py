@@ -28,9 +28,10 @@ from omegaconf import OmegaConf
 
 from pipeline.attention.dump_attention import Example, dump_variant, tokenize_examples
 from pipeline.attention.engine import attach, model_shape
-from pipeline.attention.store import AttentionStore, AttentionWriter
+from pipeline.attention.store import AttentionStore
+from pipeline.attention.store_writer import AttentionWriter
 from pipeline.core.config import CONF_DIR, glue_dir
-from pipeline.core.schema import load_task
+from pipeline.core.schema import load_model, load_task
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import read_local_split, read_split
@@ -99,7 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    model_cfg = OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml")
+    model_cfg = load_model("minilm_l6")
     tokenizer = load_tokenizer(model_cfg)
     pad_id = tokenizer.pad_token_id
     encoder = load_encoder(model_cfg, tokenizer).eval()

@@ -27,7 +27,7 @@ from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.rollout import rollout
 from pipeline.core.config import CONF_DIR
-from pipeline.core.schema import GatesConfig, load_task, typed
+from pipeline.core.schema import GatesConfig, load_model, load_task, typed
 from pipeline.core.stage import primary_model
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split
@@ -70,7 +70,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     task = load_task(args.task)
-    tokenizer = load_tokenizer(OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml"))
+    tokenizer = load_tokenizer(load_model("minilm_l6"))
     model = attach(load_finetuned(primary_model(REPO, task.name)).eval())
     dev = evaluation_sample(read_split(REPO / "data", task.name, task.eval_split), task,
                             args.examples, SEED)  # fmt: skip

@@ -26,7 +26,7 @@ from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.config import CONF_DIR
 from pipeline.core.precision import autocast
-from pipeline.core.schema import FinetuneConfig, load_task, typed
+from pipeline.core.schema import FinetuneConfig, load_model, load_task, typed
 from pipeline.core.stage import primary_model
 from pipeline.data.glue import read_split
 from pipeline.models.labelled import labelled_rows
@@ -60,7 +60,7 @@ def main() -> None:
     low = args.precision
 
     task = load_task(args.task)
-    model_cfg = OmegaConf.load(CONF_DIR / "model" / "minilm_l6.yaml")
+    model_cfg = load_model("minilm_l6")
     tokenizer = load_tokenizer(model_cfg)
     pad_id = tokenizer.pad_token_id
     dev = read_split(REPO / "data", task.name, task.eval_split).head(args.examples)

@@ -29,7 +29,7 @@ def run(stage: StageRun) -> None:
     with autocast(cfg.precision, model.device):  # fp32 on CPU (README, Precision)
         result = ablate_task(
             model,
-            load_tokenizer(cfg.model),
+            load_tokenizer(stage.settings("model")),
             task,
             read_split(stage.data(), task.name, task.eval_split),
             read_split(stage.data(), task.name, "train") if scores_train else None,

@@ -19,21 +19,20 @@ diff` shows a verdict or a registry that changes between commits.
 from __future__ import annotations
 
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.write import write_claims
+from pipeline.claims.write import judge_claims
 from pipeline.core.stage import StageRun, stage_main
 
 
 def run(stage: StageRun) -> None:
     out = StageOutputs(stage.upstream())
     seeds = [stage.cfg.seed, *(s for s in stage.cfg.seeds if s != stage.cfg.seed)]
-    write_claims(
-        out,
-        stage.task_names,
-        seeds,
-        stage.cfg.model.name,
-        tables=stage.out("plots", "claims"),
-        figures=stage.out("figures", "claims"),
-        metrics=stage.out("metrics", "claims.json"),
+    files = judge_claims(out, stage.task_names, seeds, stage.cfg.model.name)
+    stage.write_outputs(
+        "claims",
+        tables=files.tables,
+        texts=files.texts,
+        figures=files.figures,
+        metrics=files.metrics,
     )
 
 

@@ -19,7 +19,6 @@ from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark.coref import analyse_coref, coref_figures
 from pipeline.clark.gap import read_gap_sample
 from pipeline.core.config import shared_data_dir
-from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main
 
 
@@ -28,14 +27,14 @@ def run(stage: StageRun) -> None:
     folder = Path(settings.dir or shared_data_dir(cfg) / "gap_coreference")
     select = read_gap_sample(folder, "development", settings.select_examples, cfg.seed)
     held_out = read_gap_sample(folder, "validation", settings.report_examples, cfg.seed)
-    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)
     report = analyse_coref(model, tokenizer, select, held_out, settings, cfg.seed)
     stage.write_outputs(
         "clark_coref",
         tables=report.tables,
         figures=coref_figures(report, cfg.model.name, settings),
+        metrics=report.metrics,
     )
-    write_json(stage.out("metrics", "clark_coref", "gap.json"), report.metrics)
 
 
 if __name__ == "__main__":

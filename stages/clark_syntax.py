@@ -22,7 +22,6 @@ from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark.syntax import analyse_syntax, syntax_figures
 from pipeline.clark.ud import read_treebank_sample
 from pipeline.core.config import shared_data_dir
-from pipeline.core.io import write_json
 from pipeline.core.stage import StageRun, stage_main
 
 
@@ -30,16 +29,16 @@ def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_syntax")
     ud = settings.ud
     folder = Path(ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
-    train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed, ud.strip_subtypes)
-    dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed, ud.strip_subtypes)
-    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed)
+    dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed)
+    model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)
     report = analyse_syntax(model, tokenizer, train, dev, settings, cfg.seed)
     stage.write_outputs(
         "clark_syntax",
         tables=report.tables,
         figures=syntax_figures(report, cfg.model.name, ud),
+        metrics=report.metrics,
     )
-    write_json(stage.out("metrics", "clark_syntax", "ud.json"), report.metrics)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ statistics are pipeline.extensions.cross_seed.
 
 from __future__ import annotations
 
-from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.extensions.cross_seed import combined, compare_seeds, read_seed_runs, summary_text
 from pipeline.extensions.cross_seed_figures import cross_seed_figures
@@ -30,8 +29,8 @@ def run(stage: StageRun) -> None:
         figures=cross_seed_figures(runs, tables["metric"]),
         metrics=metrics,
         config={"model": stage.cfg.model.name},
+        texts={"summary.txt": summary_text(compared)},
     )
-    write_text(stage.out("plots", "cross_seed", "summary.txt"), summary_text(compared))
 
 
 if __name__ == "__main__":

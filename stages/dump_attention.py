@@ -11,8 +11,8 @@ outputs/metrics/dump_attention/<task>/seed<seed>.json.
 from __future__ import annotations
 
 from pipeline.attention.dump_attention import dump_task
-from pipeline.attention.store import config_hash, store_path
-from pipeline.core.io import write_json
+from pipeline.attention.store import store_path
+from pipeline.attention.store_writer import config_hash
 from pipeline.core.precision import autocast
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
@@ -21,10 +21,11 @@ from pipeline.models.loading import load_encoder, load_finetuned, load_tokenizer
 
 def run(stage: StageRun) -> None:
     cfg, task = stage.cfg, stage.task
-    tokenizer = load_tokenizer(cfg.model)
+    model = stage.settings("model")
+    tokenizer = load_tokenizer(model)
     models = {
         "finetuned": load_finetuned(stage.model_folder, stage.device),
-        "pretrained": load_encoder(cfg.model, tokenizer, seed=cfg.seed).to(stage.device),
+        "pretrained": load_encoder(model, tokenizer, seed=cfg.seed).to(stage.device),
     }
     with autocast(cfg.precision, stage.device):  # fp32 on CPU (README, Precision)
         metrics = dump_task(
@@ -41,9 +42,7 @@ def run(stage: StageRun) -> None:
             ),
             seed=cfg.seed,
         )
-    write_json(
-        stage.out("metrics", "dump_attention", task.name, f"{stage.seed_folder}.json"), metrics
-    )
+    stage.write_outputs("dump_attention", task.name, stage.seed_folder, metrics=metrics)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ are written.
 
 from __future__ import annotations
 
+from pipeline.core import layout
 from pipeline.core.io import atomic_path
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
@@ -28,10 +29,10 @@ from pipeline.models.loading import load_tokenizer
 
 def run(stage: StageRun) -> None:
     cfg, task, settings = stage.cfg, stage.task, stage.settings("finetune")
-    tokenizer = load_tokenizer(cfg.model)
+    tokenizer = load_tokenizer(stage.settings("model"))
     checkpoints = stage.out("checkpoints", "finetune", task.name, stage.seed_folder)
     result = finetune_task(
-        cfg.model,
+        stage.settings("model"),
         tokenizer,
         task,
         read_split(stage.data(), task.name, "train"),
@@ -44,7 +45,7 @@ def run(stage: StageRun) -> None:
         checkpoints=checkpoints,
     )
 
-    with atomic_path(stage.out("models", task.name, stage.seed_folder)) as folder:
+    with atomic_path(layout.model(stage.out_root, task.name, stage.seed)) as folder:
         result.model.save_pretrained(folder, safe_serialization=True)
         tokenizer.save_pretrained(folder)
     stage.write_outputs(

@@ -25,7 +25,7 @@ def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("framenet")
     path = stage.data("framenet", "sentences.jsonl")
     sentences = load_sentences(path, settings.num_sentences, cfg.seed)
-    model, tokenizer = load_attached_encoder(cfg.model, stage.device, cfg.seed)
+    model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)
     result = score_heads(
         model, tokenizer, sentences, settings, max_length=cfg.shared.max_length, seed=cfg.seed
     )

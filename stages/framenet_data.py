@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 
 from pipeline.core.config import shared_data_dir
-from pipeline.core.io import write_json, write_text
+from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.framenet_data import read_sentences, sentence_counts, to_jsonl
 
@@ -24,7 +24,7 @@ def run(stage: StageRun) -> None:
     source = shared_data_dir(stage.cfg) / Path(settings.source)  # an absolute source wins
     sentences = read_sentences(source, settings)
     write_text(stage.data_out / "framenet" / "sentences.jsonl", to_jsonl(sentences))
-    write_json(stage.out("metrics", "framenet_data.json"), sentence_counts(sentences))
+    stage.write_outputs("framenet_data", metrics=sentence_counts(sentences))
     log.info("FrameNet: %d sentences pass the filter (from %s)", len(sentences), source)
 
 

@@ -27,14 +27,14 @@ from pipeline.voita.gates import gates_task, michel_from_tables
 
 def run(stage: StageRun) -> None:
     cfg, task = stage.cfg, stage.task
-    ablated = stage.upstream("plots", "ablate", task.name, stage.seed_folder)
+    ablated = stage.results_of("plots", "ablate", task.name, stage.seed_folder)
     tables = [ablated / "pruning.csv", ablated / "importance.csv"]
     michel = (
         michel_from_tables(*map(pd.read_csv, tables)) if all(map(Path.exists, tables)) else None
     )
     result = gates_task(
         load_finetuned(stage.model_folder, stage.device),
-        load_tokenizer(cfg.model),
+        load_tokenizer(stage.settings("model")),
         task,
         read_split(stage.data(), task.name, task.eval_split),
         read_split(stage.data(), task.name, "train"),

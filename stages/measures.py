@@ -24,7 +24,7 @@ def run(stage: StageRun) -> None:
     cfg, task = stage.cfg, stage.task
     result = compare_measures(
         load_finetuned(stage.model_folder, stage.device),
-        load_tokenizer(cfg.model),
+        load_tokenizer(stage.settings("model")),
         task,
         read_split(stage.data(), task.name, task.eval_split),
         stage.settings("measures"),

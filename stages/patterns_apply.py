@@ -21,7 +21,8 @@ import logging
 
 import torch
 
-from pipeline.core.heads import numbered_from_one
+from pipeline.core import layout
+from pipeline.core.head_names import numbered_from_one
 from pipeline.core.io import write_table
 from pipeline.core.portable import use_portable_kernels
 from pipeline.core.stage import StageRun, stage_main
@@ -36,13 +37,13 @@ log = logging.getLogger(__name__)
 def run(stage: StageRun) -> None:
     cfg, settings, seed = stage.cfg, stage.settings("patterns"), stage.seed_folder
     torch.set_num_threads(settings.classifier.threads)
-    classifier = load_classifier(stage.upstream("patterns", "cnn.pt"))
+    classifier = load_classifier(layout.pattern_classifier(stage.upstream()))
     stores = open_stores(stage.upstream("attention"), stage.task_names, cfg.model.name, stage.seed)
     classified = classify_heads(
         classifier.ensembles, classifier.input_size, stores, settings, cfg.seed
     )
     predictions = numbered_from_one(classified.predictions)
-    write_table(stage.out("patterns", "predictions", f"{seed}.parquet"), predictions)
+    write_table(layout.pattern_predictions(stage.out_root, stage.seed), predictions)
     stage.write_outputs(
         "patterns_apply",
         seed,

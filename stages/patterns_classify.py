@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from pipeline.core import layout
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_table
 from pipeline.core.portable import use_portable_kernels
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("maps", type=Path, help=".npz file with map_<id> and tokens_<id>")
     parser.add_argument("--out", type=Path, required=True, help="the CSV to write (id,label)")
-    parser.add_argument("--classifier", type=Path, default=Path("outputs/patterns/cnn.pt"))
+    parser.add_argument("--classifier", type=Path, default=layout.pattern_classifier("outputs"))
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:

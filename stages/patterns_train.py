@@ -21,7 +21,8 @@ import logging
 
 import torch
 
-from pipeline.core.io import write_table, write_text
+from pipeline.core import layout
+from pipeline.core.io import write_table
 from pipeline.core.portable import use_portable_kernels
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.cnn import save_classifier
@@ -40,23 +41,23 @@ def run(stage: StageRun) -> None:
     trained = train_classifier(folder, classifier, settings.heuristic, cfg.seed)
 
     save_classifier(
-        stage.out("patterns", "cnn.pt"),
+        layout.pattern_classifier(stage.out_root),
         trained.ensembles,
         classifier.channels,
         classifier.input_size,
         settings.labels_from,
     )
-    write_table(stage.out("patterns", "labels.csv"), trained.labelled.origin)
+    write_table(layout.pattern_labels(stage.out_root), trained.labelled.origin)
     picks = pick_examples(trained.out_of_fold, trained.labelled.map_set)
+    summary = training_summary(trained, cfg.model.name)
     stage.write_outputs(
         "patterns_train",
         tables={**trained.tables, "examples": picks},
         figures={"fig1_pattern_examples": pattern_examples_figure(picks, trained.labelled.map_set)},
         metrics=trained.metrics,
         config={"labels_from": settings.labels_from, "model": cfg.model.name},
+        texts={"summary.txt": summary},
     )
-    summary = training_summary(trained, cfg.model.name)
-    write_text(stage.out("plots", "patterns_train", "summary.txt"), summary)
     log.info("%s", summary)
 
 

@@ -7,7 +7,7 @@ read per split, `<task>.<split>.rows` and so on; pipeline/data/glue.py).
 from __future__ import annotations
 
 from pipeline.core.config import glue_dir
-from pipeline.core.io import write_json, write_table
+from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import prepare_task
 
@@ -19,7 +19,7 @@ def run(stage: StageRun) -> None:
         for split, kept in prepared.items():
             write_table(stage.data_out / "glue" / task.name / f"{split}.parquet", kept.frame)
             counts.update(kept.counts(f"{task.name}.{split}"))
-    write_json(stage.out("metrics", "prepare.json"), counts)
+    stage.write_outputs("prepare", metrics=counts)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from pipeline.core import layout
 from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.report.html import render_report
@@ -14,7 +15,7 @@ from pipeline.report.html import render_report
 def run(stage: StageRun) -> None:
     outputs = Path(stage.cfg.paths.outputs)  # reads every stage's DVC-tracked outputs
     page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg))
-    write_text(stage.out("report.html"), page)
+    write_text(layout.report_page(stage.out_root), page)
 
 
 if __name__ == "__main__":

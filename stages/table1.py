@@ -30,7 +30,7 @@ def run(stage: StageRun) -> None:
     tasks = stage.tasks
     predictions = {
         task.name: read_predictions(
-            stage.upstream("plots", "finetune", task.name, seed, "predictions.csv"),
+            stage.results_of("plots", "finetune", task.name, seed) / "predictions.csv",
             task.name,
         )
         for task in tasks

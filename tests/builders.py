@@ -4,6 +4,9 @@ composed once per session."""
 from __future__ import annotations
 
 import functools
+import json
+import typing
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -16,7 +19,9 @@ from transformers import (
     PreTrainedModel,
 )
 
+from pipeline.core.config import CONF_DIR
 from pipeline.core.params import compose_params
+from pipeline.core.schema import Config, typed
 
 
 def tiny_bert(
@@ -65,3 +70,27 @@ def composed_yaml(*overrides: str) -> str:
 def composed(*overrides: str) -> DictConfig:
     """The config composed for `overrides` (once per session), as the caller's own copy."""
     return OmegaConf.create(composed_yaml(*overrides))
+
+
+def group_settings(group: str, overrides: dict[str, Any] | None = None) -> Any:
+    """Config group `group`'s default file (conf/<group>/default.yaml) with `overrides` by
+    dotted key, as its schema dataclass: a library's settings as a stage receives them, with
+    every value the test does not set taken from the one declaration in conf/."""
+    node = OmegaConf.load(CONF_DIR / group / "default.yaml")
+    for key, value in (overrides or {}).items():
+        OmegaConf.update(node, key, value, merge=False)
+    return typed(typing.get_type_hints(Config)[group], node)
+
+
+def drawn(png: Path) -> str:
+    """The caption of figure `png` (its `<name>.json` sidecar, which the report shows under
+    it), once the file is checked to be a picture: a PNG that decodes to something other than
+    one flat colour."""
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(png)  # [height, width, channels]
+    assert pixels.ndim == 3 and min(pixels.shape[:2]) >= 100, (png, pixels.shape)
+    assert pixels.reshape(-1, pixels.shape[2]).std(0).max() > 0, f"{png} is blank"
+    caption = json.loads(png.with_suffix(".json").read_text())["caption"]
+    assert caption.strip(), f"{png} has no caption"
+    return caption

@@ -11,8 +11,8 @@ import torch
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 from transformers import (
-    MPNetConfig,
-    MPNetForSequenceClassification,
+    DebertaV2Config,
+    DebertaV2ForSequenceClassification,
     RobertaConfig,
     RobertaForSequenceClassification,
 )
@@ -53,6 +53,7 @@ from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier
 from pipeline.models.metrics import task_metrics
 from stages.ablate import run
+from tests.builders import drawn
 
 SHAPE = (2, 4)  # tiny_random: 2 layers x 4 heads
 QUICK = Uncertainty(bootstrap_resamples=200, permutation_resamples=999, seed=0)
@@ -140,10 +141,10 @@ def test_out_of_range_ablation_names_the_shape(layerwise, rows, ablation):
 
 
 def test_unsupported_architecture_fails_clearly():
-    config = MPNetConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
-                         num_attention_heads=2, intermediate_size=32)  # fmt: skip
+    config = DebertaV2Config(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                             num_attention_heads=2, intermediate_size=32)  # fmt: skip
     with pytest.raises(PipelineError, match="not supported layer by layer"):
-        Layerwise.of(MPNetForSequenceClassification(config))
+        Layerwise.of(DebertaV2ForSequenceClassification(config))
 
 
 def test_plan_chunks_respects_the_budget():
@@ -357,16 +358,17 @@ def test_stage_writes_tables_figures_and_metrics(tmp_path, prepared_rte):
         ]
     assert layers["layer"].tolist() == [1, 2]
     for name in ("fig8_heads", "fig9_layers", "pruning"):
-        assert (tmp_path / f"outputs/figures/ablate/rte/seed0/{name}.png").stat().st_size > 0
+        caption = drawn(tmp_path / f"outputs/figures/ablate/rte/seed0/{name}.png")
+        assert "on 10 rte dev examples" in caption, caption
     metrics = json.loads((tmp_path / "outputs/metrics/ablate/rte/seed0.json").read_text())
     assert metrics["num_examples"] == 10
     assert metrics["importance_examples"] == 6  # the train rows (importance_split: train)
     # the evaluated rows: a seeded sample stratified by label, their ids written beside
     dev = pd.read_parquet(tmp_path / "data/glue/rte/validation.parquet")
     examples = pd.read_csv(plots / "examples.csv")
-    drawn = evaluation_sample(dev, load_task("rte"), 10, prepared_rte.seed)
-    assert examples["idx"].tolist() == drawn["idx"].tolist()
-    assert examples["label"].value_counts().to_dict() == drawn["label"].value_counts().to_dict()
+    sampled = evaluation_sample(dev, load_task("rte"), 10, prepared_rte.seed)
+    assert examples["idx"].tolist() == sampled["idx"].tolist()
+    assert examples["label"].value_counts().to_dict() == sampled["label"].value_counts().to_dict()
     for column in ("ci_low", "ci_high", "p_value", "q_value", "loss_p_value", "loss_q_value"):
         assert heads[column].notna().all() and layers[column].notna().all()
     assert (heads["ci_low"] <= heads["delta"]).all() and (heads["delta"] <= heads["ci_high"]).all()

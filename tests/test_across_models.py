@@ -15,6 +15,7 @@ import pytest
 from pipeline.claims.across_models import ModelRun, judged, main, read_run, write_outputs
 from pipeline.core.errors import PipelineError
 from pipeline.report.html import render_report
+from tests.builders import drawn
 from tests.conftest import commit_repo, micro_git_repo, run_ok
 
 # What the toy stage writes per model: claim -> (estimate, ci_low, ci_high, verdict).
@@ -91,7 +92,9 @@ def test_the_table_holds_each_models_planted_claims(toy_repo: Path, tmp_path: Pa
     commits = pd.read_csv(tmp_path / "plots/across_models/runs.csv")["commit"].tolist()
     assert commits == [r.commit for r in runs] and all(len(c) == 40 for c in commits)
     assert "alpha (exp-alpha" in (tmp_path / "plots/across_models/summary.txt").read_text()
-    assert (tmp_path / "figures/across_models/verdicts.png").stat().st_size > 0
+    assert "every claim (rows) on every model (columns)" in drawn(
+        tmp_path / "figures/across_models/verdicts.png"
+    )
 
 
 @pytest.mark.parametrize(

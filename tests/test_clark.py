@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,7 +13,9 @@ import pytest
 import torch
 
 from pipeline.attention.engine import attach
-from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path
+from pipeline.attention.store_writer import write_attention
+from pipeline.claims.clark import NOT_SPECIALISED, TABLE1
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention, target_masks
 from pipeline.clark.clustering import behaviours, embed, js_divergence_sum
@@ -38,21 +42,24 @@ from pipeline.clark.relations import (
 )
 from pipeline.clark.stream import encode_words
 from pipeline.clark.syntax import analyse_syntax
-from pipeline.clark.ud import Sentence, read_conllu, read_treebank_sample
+from pipeline.clark.ud import (
+    Arc,
+    Sentence,
+    read_conllu,
+    read_treebank_sample,
+    rebuilt_prepositions,
+)
 from pipeline.clark.vectors import WordVectors
 from pipeline.clark.words import piece_groups, word_maps
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name
+from pipeline.core.head_names import head_name
 from pipeline.core.schema import (
-    Behaviour,
     ClarkCorefConfig,
-    ClarkHeadsConfig,
     ClarkSyntaxConfig,
-    ProbeConfig,
-    TreebankConfig,
 )
 from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_encoder
+from tests.builders import drawn, group_settings
 
 # ---------------------------------------------------------------- word pieces -> words
 
@@ -132,8 +139,7 @@ def test_read_conllu_skips_multiword_tokens_and_empty_nodes(tmp_path):
     first, second = read_conllu(path)
     assert first.words == ("Today", "'s", "dog", "barks", ".")
     assert first.heads == (3, 1, 4, 0, 4)
-    assert first.relations == ("nmod", "case", "nsubj", "root", "punct")
-    assert read_conllu(path, strip_subtypes=False)[0].relations[0] == "nmod:poss"
+    assert first.relations == ("nmod:poss", "case", "nsubj", "root", "punct")  # subtypes kept
     assert second.sent_id == "s2" and len(second) == 1
 
 
@@ -146,8 +152,6 @@ def test_read_treebank_sample_reads_the_splits_file_and_draws_a_seeded_sample(tm
     (drawn,) = read_treebank_sample(tmp_path, "dev", 1, seed=3)
     assert drawn == every[int(seeded_subset(2, 1, 3)[0])]
     assert [s.sent_id for s in read_treebank_sample(tmp_path, "train", None, seed=0)] == ["s2"]
-    kept = read_treebank_sample(tmp_path, "dev", None, seed=0, strip_subtypes=False)
-    assert kept[0].relations[0] == "nmod:poss"
     with pytest.raises(PipelineError, match=r"expected one \*-ud-test.conllu .* found 0"):
         read_treebank_sample(tmp_path, "test", None, seed=0)
     (tmp_path / "y-ud-dev.conllu").write_text(CONLLU)
@@ -220,6 +224,73 @@ def test_head_counts_and_selection_find_the_right_head_and_offset():
     assert table.loc[ALL, "head_accuracy"] == 1.0 and table.loc[ALL, "count"] == 3
     assert table.loc[ALL, "offset_accuracy"] == pytest.approx(2 / 3)
     assert table.index[-1] == ALL
+
+
+# "he sat in the house of John": UD attaches house to sat (obl), in to house (case), John to
+# house (nmod), of to John (case); Stanford: in -> sat (prep), house -> in (pobj), of -> house
+# (prep), John -> of (pobj). "his" (nmod:poss) has no preposition to rebuild.
+PREPOSITIONS = Sentence(
+    sent_id="p",
+    words=("he", "sat", "in", "his", "house", "of", "John"),
+    heads=(2, 0, 5, 5, 2, 7, 5),
+    relations=("nsubj", "root", "case", "nmod:poss", "obl", "case", "nmod"),
+    upos=("PRON", "VERB", "ADP", "PRON", "NOUN", "ADP", "PROPN"),
+)
+
+
+def test_prep_and_pobj_are_rebuilt_from_case():
+    assert rebuilt_prepositions(PREPOSITIONS) == [
+        Arc(2, 2, "prep"), Arc(4, 3, "pobj"),  # in -> sat, house -> in
+        Arc(5, 5, "prep"), Arc(6, 6, "pobj"),  # of -> house, John -> of
+    ]  # fmt: skip
+    assert len(PREPOSITIONS.arcs) == 6 + 4  # six non-root UD arcs, then the rebuilt four
+
+
+def test_possessive_case_and_stacked_prepositions_are_not_rebuilt():
+    possessive = Sentence(
+        "s", ("John", "'s", "dog"), (3, 1, 0), ("nmod:poss", "case", "root"), ("X",) * 3
+    )
+    assert rebuilt_prepositions(possessive) == []
+    stacked = Sentence(  # "out from under it": two case words on one noun
+        "s", ("came", "from", "under", "it"), (0, 4, 4, 1), ("root", "case", "case", "obl"),
+        ("X",) * 4,
+    )  # fmt: skip
+    assert rebuilt_prepositions(stacked) == []
+
+
+def test_rebuilt_arcs_are_scored_but_not_counted_again_in_all_relations():
+    """Head 0: every word attends to its UD head. Head 1: "in", "house", "of", "John"
+    attend to their Stanford heads (sat, in, house, of), the rest to their UD heads. All
+    relations counts the six UD arcs only: head 1 finds 2 of them (he, his)."""
+    g = len(PREPOSITIONS) + 2
+    maps = torch.zeros(2, g, g)  # [H, w + 2, w + 2]
+    stanford = {3: 2, 5: 3, 6: 5, 7: 6}  # 1-based word -> its Stanford head
+    for j, head in enumerate(PREPOSITIONS.heads, start=1):
+        maps[0, j, head] = 1.0
+        maps[1, j, stanford.get(j, head)] = 1.0
+    relations = sorted({arc.relation for arc in PREPOSITIONS.arcs})
+    outcomes = ArcOutcomes(relations, [-1, 1], num_layers=1, num_heads=2)
+    outcomes.add(PREPOSITIONS, maps[None])
+    heads, _ = outcomes.accuracy()  # [R + 1, 2, 1, 2]
+    ud, rebuilt = (
+        dict(zip([*relations, ALL], heads[:, 0, 0, h].tolist(), strict=True)) for h in (0, 1)
+    )
+    assert ud["case"] == 1.0 and ud["prep"] == 0.0 and ud["pobj"] == 0.0 and ud[ALL] == 1.0
+    assert rebuilt["prep"] == 1.0 and rebuilt["pobj"] == 1.0 and rebuilt["case"] == 0.0
+    assert rebuilt[ALL] == pytest.approx(2 / 6)
+    table = select_and_report(outcomes, outcomes, min_count=1).set_index("relation")
+    assert table.loc[ALL, "count"] == 6 and table.loc["prep", "count"] == 2
+
+
+def test_the_documented_table1_mapping_is_the_one_the_claims_use():
+    """docs/stages/clark.md's table: Stanford relation -> the first UD relation named (or
+    `rebuilt`), against pipeline/claims/clark.py."""
+    text = (Path(__file__).resolve().parent.parent / "docs/stages/clark.md").read_text()
+    rows = re.findall(r"^  \| (\w+) \| (rebuilt|`[a-z:]+`)", text, flags=re.M)
+    documented = {name: ud.strip("`") for name, ud in rows if name != "All"}
+    coded = {name: row.scored for name, row in {**TABLE1, **NOT_SPECIALISED}.items()}
+    coded = {name: "rebuilt" if name in ("prep", "pobj") else ud for name, ud in coded.items()}
+    assert documented == coded
 
 
 # ---------------------------------------------------------------- probe
@@ -485,10 +556,9 @@ def write_hand_built_store(path, model_id: str) -> None:
 
 def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
     write_hand_built_store(tmp_path / "rte.parquet", "m")
-    settings = ClarkHeadsConfig(
-        num_examples=2, punctuation=[".", ","], behaviour=Behaviour(focus=0.3, broad=0.75),
-        bootstrap_resamples=1000,
-    )  # fmt: skip
+    settings = group_settings(
+        "clark_heads", {"variant": "pretrained", "num_examples": 2, "bootstrap_resamples": 1000}
+    )
     report = analyse_heads(AttentionStore(tmp_path / "rte.parquet"), "rte", 0, settings)
     assert report.examples == 2 and report.metrics["examples"] == 2
     for table in (report.targets, report.entropy, report.clusters):
@@ -556,7 +626,7 @@ def test_clark_heads_stage_on_a_hand_built_store(micro_stage):
     assert pd.read_csv(plots / "distances.csv")["head"].iloc[-1] == "L2-H2"
     for name in ("targets", "entropy", "clusters"):
         figure = stage.out("figures", "clark_heads", "rte", seed, f"{name}.png")
-        assert figure.stat().st_size > 0
+        assert "(rte, pretrained tiny_random, 3 dev examples)" in drawn(figure)
         assert json.loads(figure.with_suffix(".json").read_text())["config"]["examples"] == 3
 
 
@@ -590,15 +660,26 @@ def test_analyse_coref_chooses_on_one_split_and_reports_on_the_other(
 
 
 def coref(max_length: int) -> ClarkCorefConfig:
-    return ClarkCorefConfig(max_length=max_length, batch_size=2, bootstrap_resamples=1000)
+    return group_settings(
+        "clark_coref", {"max_length": max_length, "batch_size": 2, "bootstrap_resamples": 1000}
+    )
 
 
 def tiny_syntax_settings(word_vectors=None, resamples=1000) -> ClarkSyntaxConfig:
-    return ClarkSyntaxConfig(
-        ud=TreebankConfig(batch_size=4, max_length=32, max_offset=2, min_count=1),
-        probe=ProbeConfig(epochs=2, batch_size=4, learning_rate=0.05, word_vectors=word_vectors),
-        bootstrap_resamples=resamples,
-    )
+    return group_settings(
+        "clark_syntax",
+        {
+            "ud.batch_size": 4, "ud.max_length": 32, "ud.max_offset": 2, "ud.min_count": 1,
+            "probe.epochs": 2, "probe.batch_size": 4, "probe.learning_rate": 0.05,
+            "probe.word_vectors": word_vectors, "bootstrap_resamples": resamples,
+        },
+    )  # fmt: skip
+
+
+def is_share_of(value: float, count: int) -> bool:
+    """True if `value` is k / `count` for a whole k from 0 to `count` (to written precision)."""
+    hits = value * count
+    return 0 <= round(hits) <= count and abs(hits - round(hits)) < 1e-4
 
 
 def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
@@ -622,9 +703,15 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     assert report.metrics["all_relations_best_head"] == head_name(overall["layer"], overall["head"])
     assert report.metrics["all_relations_head_accuracy"] == overall["head_accuracy"]
     assert (report.train_sentences, report.dev_sentences) == (8, 5)
-    assert report.metrics["dev_sentences"] == 5 and 0.0 <= report.metrics["probe_uas"] <= 1.0
+    assert report.metrics["dev_sentences"] == 5
     assert "probe_words_uas" not in report.metrics  # no word vectors given
     metrics = report.metrics
+    # every word is scored (no PUNCT): UAS counts right heads out of all dev words
+    words = len(TREE.words) + sum(len(t.words) for t in trees[8:])
+    assert is_share_of(metrics["probe_uas"], words)
+    # right-branching (head = next word, last word = root) finds TREE's "the" and "dog" only:
+    # the random trees' words all have their heads to the left
+    assert metrics["right_branching_uas"] == pytest.approx(2 / words)
     assert metrics["probe_uas_ci_low"] <= metrics["probe_uas"] <= metrics["probe_uas_ci_high"]
     assert metrics["probe_minus_right_branching"] == pytest.approx(
         metrics["probe_uas"] - metrics["right_branching_uas"]
@@ -637,7 +724,7 @@ def test_analyse_syntax_on_tiny_trees(tmp_path, tiny_encoder, tokenizer):
     glove.write_text("the 1 0\ndog 0 1\n")
     settings = tiny_syntax_settings(str(glove))
     with_words = analyse_syntax(tiny_encoder, tokenizer, trees[:8], trees[8:], settings, 0)
-    assert 0.0 <= with_words.metrics["probe_words_uas"] <= 1.0
+    assert is_share_of(with_words.metrics["probe_words_uas"], sum(len(t.words) for t in trees[8:]))
     assert with_words.metrics["word_vector_coverage"] == pytest.approx(2 / 5)
 
 
@@ -647,19 +734,31 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     stage = micro_stage(settings={"paths.shared_data": str(shared_data)})
     clark_syntax.run(stage)
     syntax = json.loads(stage.out("metrics", "clark_syntax", "ud.json").read_text())
-    assert syntax["train_sentences"] == 24 and 0.0 <= syntax["probe_uas"] <= 1.0
+    assert syntax["train_sentences"] == 24
+    assert syntax["probe_uas_ci_low"] <= syntax["probe_uas"] <= syntax["probe_uas_ci_high"]
+    assert syntax["probe_uas"] == pytest.approx(
+        syntax["right_branching_uas"] + syntax["probe_minus_right_branching"], abs=1e-5
+    )
     assert not [key for key in syntax if key.endswith("seconds")]
     table = pd.read_csv(stage.out("plots", "clark_syntax", "relations.csv"))
-    assert table["relation"].iloc[-1] == ALL and (table["head_accuracy"] >= 0).all()
+    assert table["relation"].iloc[-1] == ALL
+    np.testing.assert_allclose(
+        table["head_accuracy"], table["offset_accuracy"] + table["head_minus_offset"], atol=1e-5
+    )
+    assert table["head_accuracy"].iloc[-1] == pytest.approx(
+        syntax["all_relations_head_accuracy"], abs=1e-5
+    )
     assert (table["head_minus_offset_ci_low"] <= table["head_minus_offset_ci_high"]).all()
     assert table["layer"].between(1, 2).all() and table["head"].between(1, 4).all()
     overall = table.iloc[-1]
     assert syntax["all_relations_best_head"] == f"L{int(overall['layer'])}-H{int(overall['head'])}"
-    assert stage.out("figures", "clark_syntax", "relations.png").stat().st_size > 0
+    caption = drawn(stage.out("figures", "clark_syntax", "relations.png"))
+    assert f"UD dev ({syntax['dev_sentences']} sentences)" in caption
 
     clark_coref.run(stage)
     coref = json.loads(stage.out("metrics", "clark_coref", "gap.json").read_text())
-    assert coref["report_examples"] > 0 and 0.0 <= coref["nearest_baseline_accuracy"] <= 1.0
+    assert coref["report_examples"] == 8  # clark_coref.report_examples of the micro profile
+    assert is_share_of(coref["nearest_baseline_accuracy"], coref["report_examples"])
     assert coref["head_minus_nearest"] == pytest.approx(
         coref["head_accuracy"] - coref["nearest_baseline_accuracy"]
     )
@@ -670,4 +769,7 @@ def test_clark_syntax_and_coref_stages_on_the_micro_profile(micro_stage, shared_
     assert heads[["layer", "head"]].max().tolist() == [2, 4]
     best = heads.loc[heads["select_accuracy"].idxmax()]
     assert coref["best_head"] == f"L{int(best['layer'])}-H{int(best['head'])}"
-    assert stage.out("figures", "clark_coref", "heads.png").stat().st_size > 0
+    assert coref["head_accuracy"] == pytest.approx(best["report_accuracy"], abs=1e-5)
+    assert coref["best_report_head_accuracy"] == pytest.approx(heads["report_accuracy"].max())
+    caption = drawn(stage.out("figures", "clark_coref", "heads.png"))
+    assert f"GAP validation pronouns ({coref['report_examples']}) whose tiny_random" in caption

@@ -3,20 +3,26 @@ the key named, under Hydra, under DVC's own composition, and when a stage reads 
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import Field, fields, is_dataclass
 from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
 
 import pytest
+from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
-from omegaconf import OmegaConf
-from omegaconf.errors import InterpolationResolutionError
+from omegaconf import MISSING, OmegaConf
+from omegaconf.errors import InterpolationResolutionError, ValidationError
 
 from pipeline.core import schema
 from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.params import compose_params
-from pipeline.core.stage import _load_dvc_config
+from pipeline.core.schema import PrepareConfig, load_task, typed
+from pipeline.core.stage import _load_dvc_config, check_overrides
 from tests.builders import composed, composed_yaml
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,7 +94,7 @@ def test_the_negation_word_no_stays_a_word() -> None:
 
 def test_every_config_group_is_typed() -> None:
     # profiles override typed groups; hydra/ is Hydra's own; scale/ configures the parallel
-    # runner, composed on its own and typed by pipeline/scale/config.py
+    # runner, composed on its own and typed by pipeline/scale/settings.py
     untyped = {"experiment", "hydra", "scale"}
     groups = {p.name for p in CONF_DIR.iterdir() if p.is_dir()} - untyped
     assert groups <= set(schema.Config.__dataclass_fields__)
@@ -161,3 +167,108 @@ def test_the_full_profile_fine_tunes_every_offline_task_on_all_its_rows(shared_d
     assert set(full.tasks) == offline and len(full.tasks) == len(offline)
     assert full.prepare.max_train_rows is None and full.prepare.max_eval_rows is None
     assert (full.finetune.epochs, list(full.seeds)) == (3, [42, 43, 44])  # the paper's epochs
+
+
+def schema_fields(schema: type, prefix: str = "") -> Iterator[tuple[str, Field]]:
+    """Every field of `schema` by dotted key, through nested dataclasses and the dataclasses
+    held in its lists and dicts (`[]` and `{}` stand for an item)."""
+    hints = get_type_hints(schema)
+    for field in fields(schema):
+        key = f"{prefix}{field.name}"
+        yield key, field
+        for inner, suffix in _held_dataclasses(hints[field.name]):
+            yield from schema_fields(inner, f"{key}{suffix}.")
+
+
+def _held_dataclasses(hint: Any) -> Iterator[tuple[type, str]]:
+    if is_dataclass(hint):
+        yield hint, ""
+        return
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is dict and is_dataclass(args[1]):
+        yield args[1], "{}"
+    elif origin is list and is_dataclass(args[0]):
+        yield args[0], "[]"
+    else:  # Optional[...]
+        for arg in args:
+            if arg is not type(None):
+                yield from _held_dataclasses(arg)
+
+
+def schema_default(field: Field) -> bool:
+    """True if the schema gives `field` a value: a default other than MISSING, or a factory
+    other than a nested dataclass (which only gives the shape)."""
+    if field.default is not dataclasses.MISSING:
+        return field.default != MISSING
+    factory = field.default_factory
+    return factory is not dataclasses.MISSING and not is_dataclass(factory)
+
+
+def test_every_setting_takes_its_value_from_conf_alone() -> None:
+    """Each setting's value lives in conf/ and its type in pipeline/core/schema.py, with no
+    second default there: a default in the schema would be a value that editing it may
+    silently not change (conf/ overrides it) or that conf/ silently lacks."""
+    keys = [key for key, _ in schema_fields(schema.Config)]
+    assert {"seed", "ablate.mode", "analyze.token_types{}.pos", "prepare.min_rows{}.train"} <= set(
+        keys
+    )
+    defaulted = [key for key, field in schema_fields(schema.Config) if schema_default(field)]
+    assert defaulted == [], f"settings with a default in the schema (move it to conf/): {defaulted}"
+
+
+@pytest.mark.parametrize(
+    "override",
+    [f"experiment={name}" for name in group_options("experiment")]
+    + [f"model={name}" for name in group_options("model")]
+    + [f"task={name}" for name in group_options("task")],
+)
+def test_every_composition_gives_every_setting_a_value(override: str) -> None:
+    """With no default in the schema, each profile, model and task file must give every key
+    its value: none is left missing (`???`)."""
+    cfg = OmegaConf.create(composed_yaml(override))
+    assert OmegaConf.missing_keys(cfg) == set(), override
+
+
+def test_params_yaml_equals_default_composition():
+    assert (REPO / "params.yaml").read_text() == composed_yaml()
+
+
+def test_configs_compose_for_every_model_task_experiment():
+    """Every profile with every task, and every profile with every model (model files do not
+    depend on the task, so the full product would only repeat compositions)."""
+    with initialize_config_dir(str(CONF_DIR), version_base=None):
+        for experiment in group_options("experiment"):
+            pairs = [("model", m) for m in group_options("model")]
+            pairs += [("task", t) for t in group_options("task")]
+            for group, option in pairs:
+                overrides = [f"experiment={experiment}", f"{group}={option}"]
+                cfg = compose(config_name="config", overrides=overrides)
+                OmegaConf.resolve(cfg)
+                assert cfg[group].name == option  # the command line wins over the profile
+                assert set(cfg.tasks) <= set(group_options("task"))
+
+
+def test_paper_profile_has_the_papers_settings():
+    cfg = composed("experiment=paper")
+    assert cfg.model.name_or_path == "bert-base-uncased"
+    assert sorted(cfg.tasks) == sorted(["mrpc", "stsb", "sst2", "qqp", "rte", "qnli", "mnli"])
+    assert (cfg.finetune.batch_size, cfg.finetune.epochs, cfg.shared.max_length) == (32, 3, 128)
+    assert (cfg.finetune.learning_rate, cfg.finetune.warmup_ratio, cfg.seed) == (5e-5, 0.1, 42)
+
+
+def test_unknown_task_and_model_list_valid_names():
+    with pytest.raises(PipelineError, match=r"unknown task 'sst3'; valid tasks: cola, mnli"):
+        load_task("sst3")
+    with pytest.raises(
+        PipelineError, match=r"unknown model 'bert_huge'; valid models: .*minilm_l6"
+    ):
+        check_overrides(["model=bert_huge"])
+    with pytest.raises(PipelineError, match="unknown task 'nope'"):
+        check_overrides(["-m", "task=sst2,nope"])
+    check_overrides(["task=choice(sst2,rte)", "model=tiny_random", "finetune.epochs=1"])
+
+
+def test_the_schema_rejects_an_unknown_prepare_source():
+    node = OmegaConf.create({"source": "ftp", "max_train_rows": None, "max_eval_rows": None})
+    with pytest.raises(ValidationError, match=r"Invalid value 'ftp'[\s\S]*full_key: source"):
+        typed(PrepareConfig, node)

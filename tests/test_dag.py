@@ -1,112 +1,43 @@
-"""dvc.yaml cannot go stale: every project file a stage imports is one of its deps.
+"""dvc.yaml is generated from the stage declarations, its code deps are exactly the project
+files each stage imports, and dvc.lock holds only its stages.
 
-Each stage's `cmd` names its module (`python -m stages.<name>`); the test walks that module's
-imports transitively (every `import`/`from ... import` in the project, at any depth, with the
-`__init__.py` of each package on the way) and fails, naming the stage and the file, when no dep
-of the stage (a file or a folder above it) covers one; a file that holds only a docstring is
-exempt. Per-task stages must also depend on their task's config file.
+Each stage's `cmd` names its module (`python -m stages.<name>`); its imports are walked
+transitively (pipeline/scale/imports.py: every `import`/`from ... import` of the project, at
+any depth, with the `__init__.py` of each package on the way; a file that holds only a
+docstring is left out). A stage whose deps miss an imported file, or name a project file it
+does not import, fails naming the stage and the file. Per-task stages must also depend on
+their task's config file.
 """
 
 from __future__ import annotations
 
 import ast
-from functools import cache
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = ("pipeline", "stages")
-A_TASK = "sst2"  # foreach stages are checked with this item
-A_SEED = "42"  # ... and matrix stages (task x seed) with this task and seed
+from pipeline.scale import declarations
+from pipeline.scale.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
+from pipeline.scale.imports import REPO, code_deps, imported_modules, runtime_imports
+
+A_TASK = "sst2"  # matrix stages are checked with this task
+A_SEED = "42"  # ... and this seed
 
 
-def module_file(module: str) -> Path | None:
-    """The project file that defines `module` (a .py file or a package's __init__.py)."""
-    parts = module.split(".")
-    if parts[0] not in PROJECT_PACKAGES:
-        return None
-    base = REPO.joinpath(*parts)
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def package_inits(module: str) -> list[Path]:
-    """The __init__.py files Python runs before `module` (one per enclosing package)."""
-    parts = module.split(".")
-    inits = (REPO.joinpath(*parts[:i], "__init__.py") for i in range(1, len(parts)))
-    return [init for init in inits if init.is_file()]
-
-
-def package_of(path: Path) -> str:
-    """The package a project file's relative imports start from."""
-    module = ".".join(path.relative_to(REPO).with_suffix("").parts)
-    return module if path.name == "__init__.py" else module.rpartition(".")[0]
-
-
-def imported_modules(tree: ast.Module, package: str) -> set[str]:
-    """Every module an import statement of `tree` names, at any depth of the file (a name
-    imported from a package counts as a possible submodule)."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # submodules
-    return found
-
-
-@cache
-def project_closure(module: str) -> frozenset[Path]:
-    """The project files that importing `module` runs, transitively."""
-    seen: set[Path] = set()
-    pending = [module]
-    while pending:
-        name = pending.pop()
-        path = module_file(name)
-        if path is None or path in seen:
-            continue
-        seen.add(path)
-        seen.update(package_inits(name))
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        pending.extend(imported_modules(tree, package_of(path)))
-    return frozenset(seen)
-
-
-def dvc_stages() -> dict[str, dict]:
-    """Stage name -> definition, foreach and matrix stages expanded for one task (and seed)."""
-    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+def dvc_stages(text: str) -> dict[str, dict]:
+    """Stage name -> definition, matrix stages expanded for one task and seed."""
     expanded = {}
-    for name, spec in stages.items():
-        if "foreach" in spec:
-            text = yaml.safe_dump(spec["do"]).replace("${item}", A_TASK)
-            expanded[f"{name}@{A_TASK}"] = {**yaml.safe_load(text), "per_task": True}
-        elif "matrix" in spec and "task" in spec["matrix"]:
-            text = yaml.safe_dump(spec).replace("${item.task}", A_TASK)
-            text = text.replace("${item.seed}", A_SEED)
-            expanded[f"{name}@{A_TASK}-{A_SEED}"] = {**yaml.safe_load(text), "per_task": True}
-        elif "matrix" in spec:  # per seed only
-            text = yaml.safe_dump(spec).replace("${item.seed}", A_SEED)
-            expanded[f"{name}@{A_SEED}"] = yaml.safe_load(text)
-        else:
-            expanded[name] = spec
+    for name, spec in yaml.safe_load(text)["stages"].items():
+        matrix = spec.get("matrix", {})
+        item = "-".join(v for k, v in (("task", A_TASK), ("seed", A_SEED)) if k in matrix)
+        one = yaml.safe_dump(spec).replace("${item.task}", A_TASK).replace("${item.seed}", A_SEED)
+        expanded[f"{name}@{item}" if matrix else name] = {
+            **yaml.safe_load(one),
+            "per_task": "task" in matrix,
+        }
     return expanded
-
-
-def dep_paths(spec: dict) -> list[Path]:
-    return [REPO / (d if isinstance(d, str) else next(iter(d))) for d in spec.get("deps", [])]
-
-
-def covered(path: Path, deps: list[Path]) -> bool:
-    return any(path == dep or dep in path.parents for dep in deps)
 
 
 def stage_module(spec: dict) -> str:
@@ -114,35 +45,64 @@ def stage_module(spec: dict) -> str:
     return words[words.index("-m") + 1]
 
 
-def only_a_docstring(path: Path) -> bool:
-    """A file that holds nothing but its docstring cannot change what a stage computes."""
-    body = ast.parse(path.read_text(encoding="utf-8")).body
-    return len(body) <= 1 and all(isinstance(n, ast.Expr) for n in body)
+def code_in_deps(spec: dict) -> set[str]:
+    """The deps of a stage that are project code (under pipeline/ or stages/)."""
+    return {d for d in spec.get("deps", []) if d.startswith(("pipeline/", "stages/"))}
 
 
-def uncovered(spec: dict) -> list[str]:
-    """The project files the stage's module imports that none of its deps covers."""
-    deps = dep_paths(spec)
-    closure = project_closure(stage_module(spec))
-    return sorted(
-        str(path.relative_to(REPO))
-        for path in closure
-        if not covered(path, deps) and not only_a_docstring(path)
+def deps_against_imports(spec: dict) -> tuple[list[str], list[str]]:
+    """(files the stage imports that its deps miss, code deps it does not import)."""
+    imported, declared = set(code_deps(stage_module(spec))), code_in_deps(spec)
+    return sorted(imported - declared), sorted(declared - imported)
+
+
+STAGES = dvc_stages(dvc_yaml_path().read_text())
+
+
+def test_dvc_yaml_is_generated_from_the_declarations() -> None:
+    """After editing a declaration or an import: `python -m pipeline.scale.dvc_yaml`."""
+    assert dvc_yaml_path().read_text() == render(), (
+        "dvc.yaml is stale; regenerate it with `python -m pipeline.scale.dvc_yaml`"
     )
 
 
-STAGES = dvc_stages()
+@pytest.mark.parametrize("stage", sorted(STAGES))
+def test_code_deps_are_exactly_the_imported_files(stage: str) -> None:
+    missing, unimported = deps_against_imports(STAGES[stage])
+    assert not missing, f"dvc.yaml stage {stage} imports files its deps miss: {missing}"
+    assert not unimported, f"dvc.yaml stage {stage} declares files it never imports: {unimported}"
 
 
 @pytest.mark.parametrize("stage", sorted(STAGES))
-def test_deps_cover_every_imported_project_file(stage: str) -> None:
-    missing = uncovered(STAGES[stage])
-    assert not missing, f"dvc.yaml stage {stage} imports files its deps miss: {missing}"
+def test_code_deps_are_files_that_exist(stage: str) -> None:
+    for dep in code_in_deps(STAGES[stage]):
+        assert (REPO / dep).is_file(), f"dvc.yaml stage {stage}: code dep {dep} is not a file"
 
 
-@pytest.mark.parametrize("stage", sorted(s for s in STAGES if STAGES[s].get("per_task")))
+@pytest.mark.parametrize("stage", sorted(s for s in STAGES if STAGES[s]["per_task"]))
 def test_per_task_stages_depend_on_their_task_config(stage: str) -> None:
-    assert REPO / "conf" / "task" / f"{A_TASK}.yaml" in dep_paths(STAGES[stage])
+    assert f"conf/task/{A_TASK}.yaml" in STAGES[stage]["deps"]
+
+
+def test_an_edit_of_the_statistics_leaves_fine_tuning_up_to_date() -> None:
+    finetune = STAGES[f"finetune@{A_TASK}-{A_SEED}"]
+    assert "pipeline/core/stats.py" not in finetune["deps"]
+    assert "pipeline/core/stats.py" in STAGES[f"ablate@{A_TASK}-{A_SEED}"]["deps"]
+
+
+def test_the_docs_say_which_stages_an_edit_of_each_core_file_reruns() -> None:
+    """The last column of the table in docs/adding-a-stage.md, "What an edit reruns"."""
+    doc = (REPO / "docs" / "adding-a-stage.md").read_text()
+    rows = dict(re.findall(r"^\| `(pipeline/core/[^`]+)` \| [^|]+ \| ([^|]+) \|$", doc, re.M))
+    core = REPO / "pipeline" / "core"
+    assert set(rows) == {str(p.relative_to(REPO)) for p in core.rglob("*.py")}
+    text = dvc_yaml_path().read_text()
+    total = len(yaml.safe_load(text)["stages"])
+    for path, shown in rows.items():
+        names = stages_depending_on(text, path)
+        listed = ", ".join(f"`{n}`" for n in names) or "none"
+        expected = "every stage" if len(names) == total else listed
+        assert shown.strip() == expected, path
 
 
 def test_every_stage_module_has_a_stage() -> None:
@@ -153,18 +113,69 @@ def test_every_stage_module_has_a_stage() -> None:
         if "stage_main(" in p.read_text(encoding="utf-8")
     }
     interactive = {"stages.annotate", "stages.patterns_sample"}  # run by hand, not by DVC
-    assert runnable - interactive <= modules
+    assert runnable - interactive == modules
 
 
-def test_the_check_fails_on_a_stage_that_lists_only_its_own_module() -> None:
-    spec = {"cmd": "python -m stages.ablate --dvc sst2", "deps": ["stages/ablate.py"]}
-    missing = uncovered(spec)
+def test_the_check_names_a_missing_and_an_unimported_file() -> None:
+    spec = {
+        "cmd": "python -m stages.ablate --dvc sst2",
+        "deps": ["stages/ablate.py", "pipeline/clark/ud.py"],
+    }
+    missing, unimported = deps_against_imports(spec)
     assert "pipeline/core/stage.py" in missing and "pipeline/data/batching.py" in missing
     assert "stages/ablate.py" not in missing
+    assert unimported == ["pipeline/clark/ud.py"]
 
 
 def test_imports_inside_functions_and_relative_imports_are_followed() -> None:
-    tree = ast.parse("def f():\n    from pipeline.core import heads\n    from .batching import x\n")
-    assert {"pipeline.core.heads", "pipeline.data.batching"} <= imported_modules(
+    tree = ast.parse(
+        "def f():\n    from pipeline.core import head_names\n    from .batching import x\n"
+    )
+    assert {"pipeline.core.head_names", "pipeline.data.batching"} <= imported_modules(
         tree, "pipeline.data"
     )
+
+
+def test_imports_made_only_for_type_checking_are_not_deps() -> None:
+    tree = ast.parse(
+        "if TYPE_CHECKING:\n    from pipeline.core import head_names\n"
+        "else:\n    import pipeline.data.glue\n"
+    )
+    found = runtime_imports(tree, "pipeline")
+    assert "pipeline.data.glue" in found and "pipeline.core.head_names" not in found
+
+
+def test_a_reader_depends_on_the_runs_of_its_writer_that_it_covers() -> None:
+    up = declarations.Upstream
+    claims, gates, table1 = map(declarations.stage, ("claims", "gates", "table1"))
+    assert upstream_path(gates, up("ablate", "plots")) == (
+        "outputs/plots/ablate/${item.task}/seed${item.seed}"
+    )
+    assert upstream_path(table1, up("finetune", "plots", "predictions.csv")) == (
+        "outputs/plots/finetune"
+    )
+    assert upstream_path(claims, up("ablate", "metrics")) == "outputs/metrics/ablate"
+    assert upstream_path(claims, up("clark_syntax", "metrics")) == (
+        "outputs/metrics/clark_syntax/ud.json"
+    )
+
+
+def lock_stages(path: Path) -> set[str]:
+    """The stages dvc.lock records (none before the first run)."""
+    return (
+        set((yaml.safe_load(path.read_text()) or {}).get("stages", {})) if path.exists() else set()
+    )
+
+
+def dvc_yaml_stage_names() -> set[str]:
+    """Every stage of dvc.yaml, matrix stages expanded by DVC itself for params.yaml."""
+    from dvc.repo import Repo
+
+    with Repo(str(REPO)) as repo:
+        return {stage.addressing for stage in repo.index.stages}
+
+
+def test_dvc_lock_holds_only_stages_of_dvc_yaml() -> None:
+    locked = lock_stages(REPO / "dvc.lock")
+    stale = locked - dvc_yaml_stage_names() if locked else set()
+    assert not stale, f"dvc.lock holds stages dvc.yaml no longer has: {sorted(stale)}"

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from omegaconf import OmegaConf
 
 from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.store import AttentionStore
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import DumpAttentionConfig, load_task
+from pipeline.core.schema import load_task
 from pipeline.data.encoding import collate
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.loading import load_classifier, load_finetuned
 from stages import dump_attention
+from tests.builders import group_settings
 
 SENTENCES = [
     ("The cat sat on the mat.", "A cat was sitting on a mat."),
@@ -37,7 +38,7 @@ def prepared(tmp_path, tokenizer, micro_stage):
     (tmp_path / "data/glue/mrpc").mkdir(parents=True)
     frame.to_parquet(tmp_path / "data/glue/mrpc/validation.parquet")
     stage = micro_stage("mrpc")
-    model = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
+    model = load_classifier(stage.settings("model"), tokenizer, num_labels=2, seed=7)
     model.save_pretrained(tmp_path / "outputs/models/mrpc" / stage.seed_folder)
     return tmp_path, frame
 
@@ -89,8 +90,9 @@ def test_dump_stage_without_finetuned_model_says_what_to_run(prepared, micro_sta
 
 def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer, micro_stage):
     stage = micro_stage("mrpc")
-    small = load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=7)
-    wider = OmegaConf.merge(stage.cfg.model, {"random_config": {"num_attention_heads": 2}})
+    small = load_classifier(stage.settings("model"), tokenizer, num_labels=2, seed=7)
+    model = stage.settings("model")
+    wider = replace(model, random_config={**model.random_config, "num_attention_heads": 2})
     other = load_classifier(wider, tokenizer, num_labels=2, seed=7)
     frame = pd.DataFrame(SENTENCES[:2], columns=["sentence1", "sentence2"])
     frame = frame.assign(idx=[0, 1], label=[0, 1])
@@ -107,13 +109,15 @@ def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer, micro
 def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer, micro_stage):
     stage = micro_stage("mrpc")
     models = {
-        name: load_classifier(stage.cfg.model, tokenizer, num_labels=2, seed=seed)
+        name: load_classifier(stage.settings("model"), tokenizer, num_labels=2, seed=seed)
         for name, seed in (("zeta", 1), ("alpha", 2))
     }
     frame = pd.DataFrame(SENTENCES[:5], columns=["sentence1", "sentence2"])
     frame.insert(0, "idx", [10, 11, 12, 13, 14])  # prepared splits are sorted by idx
     frame["label"] = [0, 0, 0, 1, 1]
-    settings = DumpAttentionConfig(num_examples=3, batch_size=2, row_group_mib=1)
+    settings = group_settings(
+        "dump_attention", {"num_examples": 3, "batch_size": 2, "row_group_mib": 1}
+    )
     metrics = dump_task(
         models, tokenizer, load_task("mrpc"), frame, tmp_path / "mrpc.parquet", settings,
         max_length=64, model_id="tiny_random", config_hash="test", seed=3,

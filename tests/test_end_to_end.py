@@ -78,11 +78,12 @@ def test_dvc_exp_run_composes_overrides_into_params(micro_repo):
     assert experiment and experiment[0][column]
 
 
-@pytest.mark.parametrize("model", ["tiny_distilbert", "tiny_albert"])
+@pytest.mark.parametrize("model", ["tiny_distilbert", "tiny_albert", "tiny_mpnet"])
 def test_dvc_repro_runs_the_whole_pipeline_on_another_family(tmp_path, shared_data, model):
-    """The micro profile on a tiny random DistilBERT and ALBERT (one layer shared by both
-    layers): every stage runs, its outputs are there, the claims table is built, and the
-    stored maps are what the fine-tuned model's own eager attention computes."""
+    """The micro profile on a tiny random DistilBERT, ALBERT (one layer shared by both
+    layers) and MPNet (relative position bias, the engine's hook path): every stage runs, its
+    outputs are there, the claims table is built, and the stored maps are what the fine-tuned
+    model's own eager attention computes."""
     root = tmp_path / "repo"
     env = micro_git_repo(root, shared_data, f"model={model}")
     run_ok(["dvc", "repro"], root, env, timeout=5400)  # ~10 min each here; 72 once, cores shared
@@ -93,9 +94,9 @@ def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
     """What a whole micro run on `model` must leave in `root` (see the test above)."""
     import numpy as np
     import torch
-    from omegaconf import OmegaConf
 
     from pipeline.attention.store import AttentionStore
+    from pipeline.core.schema import ModelConfig, typed
     from pipeline.models.loading import load_finetuned, load_tokenizer
 
     stages = run_ok(["dvc", "stage", "list", "--name-only"], root, env).split()
@@ -124,14 +125,14 @@ def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
     finetuned = load_finetuned(root / "outputs/models/mrpc/seed42").eval()
     assert finetuned.config.model_type == model.removeprefix("tiny_")
     finetuned.set_attn_implementation("eager")
-    tokenizer = load_tokenizer(OmegaConf.create(params))
+    tokenizer = load_tokenizer(typed(ModelConfig, params))
     store = AttentionStore(root / "outputs/attention/mrpc/seed42.parquet", expect_model=model)
     assert store.shape == shape
     stored = store.maps("finetuned", "mrpc")
     for example_id in store.example_ids("finetuned", "mrpc")[:4]:
         info = store.tokens("mrpc", example_id)
         batch = {"input_ids": torch.tensor([tokenizer.convert_tokens_to_ids(info.tokens)])}
-        if model == "tiny_albert":  # DistilBERT has no segment embeddings
+        if model == "tiny_albert":  # DistilBERT and MPNet have no segment embeddings
             batch["token_type_ids"] = torch.from_numpy(info.segment_ids)[None]
         with torch.no_grad():
             eager = finetuned(**batch, output_attentions=True).attentions  # L x [1, H, n, n]

@@ -10,6 +10,7 @@ import torch
 from transformers import AlbertConfig, AutoModel, DebertaConfig
 
 from pipeline.attention.engine import HeadControl, attach, head_mask, require_attached
+from pipeline.attention.norms import value_grams
 from pipeline.core.errors import PipelineError
 from tests.encoder_families import (
     COMMON,
@@ -189,12 +190,79 @@ def test_albert_with_inner_groups_is_refused():
         attach(AutoModel.from_config(config))
 
 
-def test_hook_path_refuses_value_norms():
-    family = next(f for f in FAMILIES if f.name == "deberta-v3")
-    engine = attach(plain_model(family))
-    control = HeadControl(capture=[0], value_grams={0: torch.zeros(HEADS, 8, 8)})
-    with pytest.raises(PipelineError, match=r"value-weighted norms .* need the interface path"):
-        hidden(engine, make_batch(0), control)
+def test_norms_of_both_paths_agree_with_gates_and_zeroed_heads():
+    """The hook path records the same value-weighted norms as the interface path, scaled by
+    the gates and 0 for zero-disabled heads (the naive reference, unscaled, is in
+    tests/test_layerwise_families.py)."""
+    family = next(f for f in FAMILIES if f.name == "bert")
+    plain = plain_model(family)
+    batch = make_batch(family.pad_id)
+    gate = torch.linspace(0.5, 1.5, LAYERS * HEADS).view(LAYERS, HEADS)
+    disabled = head_mask((LAYERS, HEADS), heads=PER_LAYER)
+    norms = {}
+    for route in ("auto", "hooks"):
+        engine = attach(copy.deepcopy(plain), route=route)
+        control = HeadControl(
+            disabled=disabled, mode="zero", gate=gate, capture=range(LAYERS),
+            capture_heads=[0, 1, 3], value_grams=value_grams(engine, list(range(LAYERS))),
+        )  # fmt: skip
+        hidden(engine, batch, control)
+        norms[route] = control.norms
+    for layer in range(LAYERS):
+        assert norms["hooks"][layer].shape == (len(LENGTHS), 3, 9, 9)
+        torch.testing.assert_close(norms["hooks"][layer], norms["auto"][layer], atol=1e-5, rtol=0)
+    assert float(norms["hooks"][0][:, 1].abs().max()) == 0.0  # (layer 1, head 2) zeroed
+    assert float(norms["hooks"][2][:, 2].abs().max()) > 0.0  # head 4 of layer 3 kept
+
+
+def mpnet_one_layer_reference(model, layer: int, head: int):
+    """An eager copy of MPNet `model` whose head `head` of layer `layer` (0-based) attends
+    uniformly: its query and key rows set to 0, and its slice of the shared relative position
+    bias set to 0 where that layer's attention receives it (a pre-hook on the layer's
+    self-attention edits its input), so its scores are all equal there and nowhere else."""
+    edited = eager_copy(model)
+    attention = edited.encoder.layer[layer].attention.attn
+    width = edited.config.hidden_size // HEADS
+    rows = slice(head * width, (head + 1) * width)
+    with torch.no_grad():
+        for linear in (attention.q, attention.k):
+            linear.weight[rows] = 0.0
+            linear.bias[rows] = 0.0
+
+    def zero_bias(_module, args):
+        hidden_states, mask, bias = args[:3]  # bias [B, H, T, T], shared by the layers
+        bias = bias.clone()
+        bias[:, head] = 0.0
+        return (hidden_states, mask, bias, *args[3:])
+
+    attention.register_forward_pre_hook(zero_bias)
+    return edited
+
+
+def test_mpnet_uniform_head_in_one_layer_equals_a_reference():
+    family = next(f for f in FAMILIES if f.name == "mpnet")
+    plain = plain_model(family)
+    engine = attach(copy.deepcopy(plain))
+    batch = make_batch(family.pad_id)
+    for layer, head in [(0, 1), (1, 3)]:
+        with torch.no_grad():
+            want = mpnet_one_layer_reference(plain, layer, head)(**batch, output_attentions=True)
+        disabled = head_mask((LAYERS, HEADS), heads=[(layer, head)])
+        control = HeadControl(disabled=disabled, capture=range(LAYERS))
+        got = hidden(engine, batch, control)
+        assert_real_close(got, want.last_hidden_state)
+        assert (got - hidden(plain, batch)).abs().max() > 1e-3  # the head did matter
+        for b, n in enumerate(LENGTHS):  # its map is uniform in that layer only
+            for captured in range(LAYERS):
+                torch.testing.assert_close(
+                    control.maps[captured][b, :, :n, :n],
+                    want.attentions[captured][b, :, :n, :n],
+                    atol=ATOL,
+                    rtol=0,
+                )
+            torch.testing.assert_close(
+                control.maps[layer][b, head, :n, :n], torch.full((n, n), 1 / n), atol=ATOL, rtol=0
+            )
 
 
 def test_family_without_interface_or_hook_sites_is_refused():

@@ -1,6 +1,6 @@
 """No import points up a floor: each package of `pipeline/` imports only packages on lower
 floors (and itself). An edit then invalidates only what stands on it (dvc.yaml's deps follow
-the imports, `tests/test_dag.py`)."""
+the imports, `pipeline/scale/imports.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from tests.test_dag import REPO, imported_modules, package_of
+from pipeline.scale.imports import REPO, imported_modules, package_of
 
 FLOORS: dict[str, int] = {
     "core": 1,  # schema, stage wiring, statistics, I/O
@@ -56,3 +56,16 @@ def test_every_package_has_a_floor() -> None:
 @pytest.mark.parametrize("package", list(FLOORS))
 def test_no_import_points_up_a_floor(package: str) -> None:
     assert upward_imports(package) == []
+
+
+SHARED_NAMES = {"__init__.py", "__main__.py", "figures.py"}  # one figures.py per package
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says its job, so two modules of different jobs never share one; only
+    a package's `figures.py` (its figures) and the package files repeat."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        if path.name not in SHARED_NAMES:
+            by_name.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}

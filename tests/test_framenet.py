@@ -9,10 +9,14 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
 from pipeline.attention.engine import attach
+from pipeline.claims.kovaleva import framenet_heads_stand_out
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.standout import top_set_apart
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import FramenetConfig, typed
@@ -187,3 +191,53 @@ def test_capture_sentence_maps_keep_the_sentence_order(tiny_model_cfg, tokenizer
     assert [m.shape for m in maps] == [(2, 4, 10, 10), (2, 4, 13, 13), (2, 4, 10, 10)]
     np.testing.assert_allclose(maps[0], maps[2], atol=1e-6)  # one sentence, two batches
     np.testing.assert_allclose(maps[1].sum(axis=-1), 1.0, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- "two heads stand out"
+
+
+def test_top_set_apart_reads_the_second_and_third_bounds_after_widening():
+    """Five heads, each interval +-0.0196 (standard error 0.01); Bonferroni z for five units
+    at 1 - 0.05 / 10 is 2.5758, so every bound moves 0.025758 from its score."""
+    score = np.array([0.5, 0.4, 0.2, 0.1, 0.15])
+    found = top_set_apart(score, score - 0.0196, score + 0.0196, 2)
+    z = 2.575829
+    assert found.critical == pytest.approx(z, rel=1e-5)
+    assert found.statistic == pytest.approx(0.4 / 0.2 - 1)
+    assert found.ci_low == pytest.approx((0.4 - z * 0.01) / (0.2 + z * 0.01) - 1, rel=1e-5)
+    assert found.ci_high == pytest.approx((0.4 + z * 0.01) / (0.2 - z * 0.01) - 1, rel=1e-5)
+    assert found.evidence == {"units": 5, "top": 2}
+
+
+def test_top_set_apart_needs_a_unit_beside_the_top():
+    with pytest.raises(ValueError, match="no unit is left"):
+        top_set_apart(np.ones(2), np.ones(2), np.ones(2), 2)
+
+
+@pytest.mark.parametrize("second", [0.2, 0.3])
+def test_the_two_heads_interval_covers_the_true_gap_after_ranking(second):
+    """72 heads whose true scores are 0.1-0.2 and the two best `second` and 0.3 (a true gap
+    of second / 0.2 - 1), each scored as the mean of 100 sentences (sd 0.15): the ranking
+    interval covers the true gap in at least 95% of 300 runs."""
+    rng = np.random.default_rng(7)
+    truth = np.linspace(0.1, 0.2, 72)
+    truth[-2:] = [second, 0.3]
+    true_gap = np.sort(truth)[-2] / np.sort(truth)[-3] - 1
+    covered = 0
+    for _ in range(300):
+        scores = truth + rng.normal(0, 0.15, (100, 72))  # [sentences, heads]
+        mean, half = scores.mean(0), 1.959964 * scores.std(0, ddof=1) / 10
+        found = top_set_apart(mean, mean - half, mean + half, 2)
+        covered += found.ci_low <= true_gap <= found.ci_high
+    assert covered / 300 >= 0.95
+
+
+def test_the_framenet_claim_is_not_testable_without_a_head_beside_the_top_two(tmp_path):
+    (tmp_path / "plots" / "framenet").mkdir(parents=True)
+    heads = {"layer": [1, 1], "head": [1, 2], "score": [0.3, 0.2], "score_ci_low": [0.2, 0.1],
+             "score_ci_high": [0.4, 0.3]}  # fmt: skip
+    pd.DataFrame(heads).to_csv(tmp_path / "plots" / "framenet" / "heads.csv", index=False)
+    claim = framenet_heads_stand_out()
+    measured = claim.measure(StageOutputs(tmp_path), 42)
+    assert claim.rule(measured) == "not testable"
+    assert measured.note == "the model has 2 heads: none beside the top two"

@@ -78,7 +78,7 @@ def data():
 
 TASK = TaskConfig(
     name="toy", hub_config="toy", text_columns=["sentence"], label_names=["a", "b"],
-    metrics=["accuracy"], main_metric="accuracy",
+    is_regression=False, metrics=["accuracy"], main_metric="accuracy", eval_split="validation",
 )  # fmt: skip
 
 

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.attention.store import AttentionStore, TokenInfo, store_path, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo, store_path
+from pipeline.attention.store_writer import write_attention
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 from pipeline.core.schema import AnalyzeConfig, TokenTypeRule, typed
@@ -102,10 +103,10 @@ def test_piece_type_masks_map_words_to_pieces_through_offsets_and_segments():
         [Word(0, 3, "PART", "neg", "not")],
     ]
     rules = {
-        "nouns": TokenTypeRule(pos=["NOUN"]),
-        "subjects": TokenTypeRule(dep=["nsubj"]),
-        "negation": TokenTypeRule(lower=["not"]),
-        "pronouns": TokenTypeRule(pos=["PRON"]),
+        "nouns": TokenTypeRule(pos=["NOUN"], dep=[], lower=[]),
+        "subjects": TokenTypeRule(pos=[], dep=["nsubj"], lower=[]),
+        "negation": TokenTypeRule(pos=[], dep=[], lower=["not"]),
+        "pronouns": TokenTypeRule(pos=["PRON"], dep=[], lower=[]),
     }
     masks = {
         k: v.nonzero()[0].tolist()
@@ -358,3 +359,34 @@ def test_framenet_stage_scores_every_head_of_the_tiny_model(micro_stage):
         "fig3_top_heads.png",
         "fig4_top_heads.png",
     }
+
+
+def test_heatmaps_are_not_rendered_while_built(monkeypatch, tmp_path):
+    """Building Fig. 7's annotated heatmaps renders nothing (the figure is rendered when
+    saved, not once per panel)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from pipeline.plotting.figures import head_heatmaps
+
+    renders = []
+    draw = FigureCanvasAgg.draw
+    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: renders.append(1) or draw(self))
+    types = ["[CLS]", "nouns", "verbs"]
+    table = pd.DataFrame(
+        [
+            (v, t, 2, h, 0.1 * h + i)
+            for v in ("a", "b")
+            for i, t in enumerate(types)
+            for h in (1, 2)
+        ],
+        columns=["variant", "type", "layer", "head", "score"],
+    )
+    figure = head_heatmaps(
+        table, "score", facet="variant", rows="type", cols="head", ncols=2, annotate=True
+    )
+    assert renders == []
+    figure.savefig(tmp_path / "fig.png")
+    assert renders
+    first = figure.axes[0]
+    assert [t.get_text() for t in first.get_yticklabels()] == sorted(types)
+    assert [t.get_text() for t in first.texts][:2] == ["0.10", "0.20"]  # [CLS], heads 1 and 2

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo
+from pipeline.attention.store_writer import write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import load_task
 from pipeline.core.stage import StageRun
@@ -27,6 +28,7 @@ from pipeline.kovaleva.tables import (
     layer_interval_frame,
 )
 from stages import table1 as table1_stage
+from tests.builders import drawn
 
 
 def widths(table: pd.DataFrame, column: str) -> pd.Series:
@@ -177,7 +179,9 @@ def test_table1_on_hand_made_predictions_equals_a_hand_computation(tmp_path):
         for suffix in ("", "_ci_low", "_ci_high")
     ]
     assert sorted(flat) == sorted([*names, "mrpc.examples", "stsb.examples"])
-    assert (tmp_path / "figures" / "table1" / "seed8" / "table1.png").stat().st_size > 0
+    assert drawn(tmp_path / "figures" / "table1" / "seed8" / "table1.png").startswith(
+        "Table 1: dev score of each task's main metric"
+    )
 
 
 def test_table1_names_the_missing_predictions_file(tmp_path):

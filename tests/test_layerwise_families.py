@@ -32,14 +32,13 @@ from tests.encoder_families import (
 
 SHAPE = (LAYERS, HEADS)
 BY_NAME = {f.name: f for f in FAMILIES}
-LAYERWISE = ["bert", "roberta", "xlm-roberta", "electra", "distilbert", "albert"]
+LAYERWISE = ["bert", "bert-hooks", "roberta", "xlm-roberta", "electra", "distilbert", "albert"]
+LAYERWISE += ["mpnet"]
 REFUSED = {
     "modernbert": "rotary embeddings and sliding-window masks",
     "deberta-v3": "relative-position terms",
-    "mpnet": "relative-position terms",
-    "bert-hooks": "hook path",
 }
-NORMS = [*LAYERWISE, "modernbert"]  # the interface path; the hook path refuses norms
+NORMS = [*LAYERWISE, *REFUSED]
 
 
 def classifier(family: Family) -> torch.nn.Module:
@@ -53,7 +52,7 @@ def classifier(family: Family) -> torch.nn.Module:
 @pytest.fixture(scope="module", params=LAYERWISE)
 def cut(request) -> tuple[Family, Layerwise]:
     family = BY_NAME[request.param]
-    return family, Layerwise.of(attach(classifier(family)))
+    return family, Layerwise.of(attach(classifier(family), route=family.route))
 
 
 def rows(pad_id: int) -> list[dict[str, list[int]]]:
@@ -174,7 +173,7 @@ def naive_norms(model, batch) -> list[torch.Tensor]:
 def test_value_weighted_norms_equal_the_naive_reference(name):
     family = BY_NAME[name]
     plain = plain_model(family)
-    engine = attach(copy.deepcopy(plain))
+    engine = attach(copy.deepcopy(plain), route=family.route)
     batch = make_batch(family.pad_id)
     control = HeadControl(
         capture=range(LAYERS), value_grams=value_grams(engine, list(range(LAYERS)))

@@ -14,7 +14,8 @@ from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.measured import measure_maps, measure_path, measured_store, row_shares
 from pipeline.attention.rollout import cls_rollout, residual_attention, rollout
-from pipeline.attention.store import AttentionStore, TokenInfo, write_attention
+from pipeline.attention.store import AttentionStore, TokenInfo
+from pipeline.attention.store_writer import write_attention
 from pipeline.clark.heads import analyse_heads
 from pipeline.clark.relations import predict_heads
 from pipeline.clark.stream import stream_word_maps
@@ -22,9 +23,6 @@ from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import (
     AnalyzeConfig,
-    Behaviour,
-    ClarkHeadsConfig,
-    DumpAttentionConfig,
     MeasuresConfig,
     Variant,
     load_task,
@@ -42,7 +40,7 @@ from pipeline.extensions.measures import (
 from pipeline.kovaleva.analyze import analyze_task
 from pipeline.kovaleva.formulas import head_cosine
 from pipeline.models.loading import load_classifier
-from tests.builders import tiny_bert
+from tests.builders import group_settings, tiny_bert
 
 LENGTHS = [7, 4, 6]
 
@@ -239,8 +237,9 @@ def dumped(tmp_path_factory, tiny_model_cfg, tokenizer):
     frame = pd.DataFrame(PAIRS, columns=["sentence1", "sentence2"])
     frame = frame.assign(idx=[0, 1, 2], label=[0, 1, 0])
     path = tmp_path_factory.mktemp("dump") / "mrpc.parquet"
-    settings = DumpAttentionConfig(
-        num_examples=3, batch_size=2, row_group_mib=1, measures=["weights", "norms"]
+    settings = group_settings(
+        "dump_attention",
+        {"num_examples": 3, "batch_size": 2, "row_group_mib": 1, "measures": ["weights", "norms"]},
     )
     dump_task(
         models, tokenizer, load_task("mrpc"), frame, path, settings,
@@ -262,8 +261,9 @@ def test_dump_stores_norms_beside_the_weights(dumped, tokenizer):
     for example, want in zip(examples, captured["norms"], strict=True):
         got = norms.maps("finetuned", "mrpc", examples=[example.example_id])[example.example_id]
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-3, atol=1e-3)  # float16 store
-    only_norms = DumpAttentionConfig(
-        num_examples=1, batch_size=1, row_group_mib=1, measures=["norms"]
+    only_norms = group_settings(
+        "dump_attention",
+        {"num_examples": 1, "batch_size": 1, "row_group_mib": 1, "measures": ["norms"]},
     )
     path = store.path.with_name("norms_only.parquet")
     with pytest.raises(PipelineError, match="lacks weights"):
@@ -302,10 +302,10 @@ def test_the_measure_setting_changes_what_kovaleva_reads(dumped, measure):
 
 def test_clark_heads_read_the_measured_store(dumped):
     store = dumped[0]
-    settings = ClarkHeadsConfig(
-        variant=Variant.finetuned, num_examples=None, punctuation=[".", ","],
-        behaviour=Behaviour(focus=0.3, broad=0.75), bootstrap_resamples=1000,
-    )  # fmt: skip
+    settings = group_settings(
+        "clark_heads",
+        {"variant": Variant.finetuned, "num_examples": None, "bootstrap_resamples": 1000},
+    )
     reports = {
         m: analyse_heads(measured_store(store, m), "mrpc", 0, settings)
         for m in ("weights", "norms", "rollout")

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import torch
 
-from pipeline.attention.store import TokenInfo, write_attention
+from pipeline.attention.store import TokenInfo
+from pipeline.attention.store_writer import write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns import CLASSES, DEFINITIONS
@@ -27,6 +28,7 @@ from pipeline.kovaleva.patterns.apply import (
 from pipeline.kovaleva.patterns.cnn import (
     PatternCNN,
     inputs_of,
+    load_classifier,
     network_inputs,
     pairs_of,
     predict,
@@ -47,7 +49,8 @@ from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
 from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids, unsampled
 from pipeline.kovaleva.patterns.server import make_server
-from pipeline.kovaleva.patterns.train import Job, fit, fit_all
+from pipeline.kovaleva.patterns.stacked import StackedCNN
+from pipeline.kovaleva.patterns.train import Job, fit, fit_all, fit_stack, stacks
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -206,6 +209,7 @@ SMALL_CNN = PatternClassifier(
     ensemble=1,
     cv_ensemble=1,
     workers=1,
+    stack=2,
     bootstrap_resamples=50,
     epochs=20,
     batch_size=20,
@@ -224,17 +228,68 @@ def test_cnn_learns_a_synthetic_separable_set(one_thread):
     assert raw_agreement(labels[160:], predicted) >= 0.8  # chance is 0.2
 
 
-def test_networks_trained_in_worker_processes_equal_those_trained_here(one_thread):
+def test_networks_do_not_depend_on_workers_or_the_networks_stacked_beside_them(one_thread):
     maps, labels = synthetic_set(60, seed=2)
     inputs = inputs_of(maps, 16)
     settings = replace(SMALL_CNN, epochs=2, average_last=1)
     jobs = [Job(np.arange(40), seed=0), Job(np.arange(20, 60), seed=1)]
-    here = fit_all(inputs, labels, settings, jobs, workers=1)
-    apart = fit_all(inputs, labels, settings, jobs, workers=2)
-    for mine, theirs in zip(here, apart, strict=True):
+    jobs += [Job(np.arange(60), seed=2), Job(np.arange(60), seed=3), Job(np.arange(60), seed=4)]
+    assert [len(s) for s in stacks(jobs, 2)] == [1, 1, 2, 1]
+    alone = fit_all(inputs, labels, replace(settings, stack=1), jobs, workers=1)
+    stacked = fit_all(inputs, labels, replace(settings, stack=2), jobs, workers=2)
+    for mine, theirs in zip(alone, stacked, strict=True):
         for name, tensor in mine.state_dict().items():
-            torch.testing.assert_close(tensor, theirs.state_dict()[name])
-    assert not torch.equal(here[0].classify.weight, here[1].classify.weight)
+            assert torch.equal(tensor, theirs.state_dict()[name]), name
+    assert not torch.equal(alone[2].classify.weight, alone[3].classify.weight)
+
+
+def weight_gap(a: PatternCNN, b: PatternCNN) -> float:
+    """The largest difference of a weight (not a bias or a statistic) between two networks."""
+    return max(
+        (t - b.state_dict()[name]).abs().max().item()
+        for name, t in a.state_dict().items()
+        if name.endswith("weight")
+    )
+
+
+def test_a_stack_trains_each_network_as_it_would_train_alone(one_thread):
+    """Same initial weights, data order, dropout masks and averaging: the batched model and
+    the torch module differ by rounding alone."""
+    maps, labels = synthetic_set(60, seed=6)
+    inputs = inputs_of(maps, 16)
+    settings = replace(SMALL_CNN, epochs=2, average_last=2, batch_size=20)
+    jobs = [Job(np.arange(60), seed=7), Job(np.arange(60), seed=8)]
+    stacked = fit_stack(inputs, labels, settings, jobs)
+    for job, network in zip(jobs, stacked, strict=True):
+        alone = fit(inputs, labels, settings, job.seed)
+        assert weight_gap(alone, network) < 1e-4
+    assert weight_gap(stacked[0], stacked[1]) > 1e-2
+
+
+def test_the_stacked_model_computes_each_networks_logits(one_thread):
+    torch.manual_seed(0)
+    networks = [PatternCNN((4, 4, 8, 8), dropout=0.0) for _ in range(3)]
+    for net in networks:  # running statistics of their own
+        net.train()(torch.randn(12, 5, 16, 16))
+    x = torch.randn(7, 5, 16, 16)
+    model = StackedCNN(networks)
+    for training in (True, False):
+        model.train(training)
+        logits = model(x.transpose(0, 1)[None].expand(3, -1, -1, -1, -1))  # [3, 7, C]
+        for net, mine in zip(networks, logits, strict=True):
+            torch.testing.assert_close(mine, net.train(training)(x), rtol=1e-5, atol=1e-5)
+
+
+def test_saving_one_classifier_twice_gives_the_same_bytes(tmp_path):
+    torch.manual_seed(0)
+    networks = [PatternCNN((4, 4, 4, 4)) for _ in range(2)]
+    written = []
+    for name in ("a.pt", "b.pt", "a.pt"):
+        save_classifier(tmp_path / name, [networks[:1], networks[1:]], (4, 4, 4, 4), 16, "x")
+        written.append((tmp_path / name).read_bytes())
+    assert written[0] == written[1] == written[2]
+    loaded = load_classifier(tmp_path / "a.pt").ensembles[1][0]
+    assert torch.equal(loaded.classify.weight, networks[1].classify.weight)
 
 
 def test_weight_averaging_ends_between_the_snapshots_it_averages(one_thread):

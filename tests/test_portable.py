@@ -1,5 +1,7 @@
 """The pattern CNN's inputs, weights and predictions do not depend on the CPU's vector kernels.
 
+Two networks train as one batched model (`train.fit_stack`), as the stage trains them.
+
 Another CPU is emulated on this one through each library's own switch (oneDNN limited to
 SSE4.1, ATen to its baseline kernels, MKL to SSE4.2); without `use_portable_kernels` the
 first two change the digest."""
@@ -28,7 +30,7 @@ from pipeline.kovaleva.patterns.mapsets import LabelledMap
 use_portable_kernels()
 settings = PatternClassifier(
     input_size=16, channels=[4, 4, 8, 8], dropout=0.3, folds=2, ensemble=1, cv_ensemble=1,
-    workers=1, bootstrap_resamples=10, epochs=4, batch_size=16, learning_rate=3e-3,
+    workers=1, stack=2, bootstrap_resamples=10, epochs=4, batch_size=16, learning_rate=3e-3,
     average_last=2, threads=1,
 )
 rng = np.random.default_rng(0)
@@ -39,9 +41,10 @@ for n in rng.integers(6, 30, size=64):
     maps.append(LabelledMap(weights, ("[CLS]", *["w"] * (n - 3), "[SEP]", "v", "[SEP]")))
 inputs = inputs_of(maps, 16)
 labels = np.array([CLASSES[i % len(CLASSES)] for i in range(64)])
-(network,) = fit_all(inputs, labels, settings, [Job(np.arange(64), seed=3)], workers=1)
-probabilities = predict([network], inputs, pairs_of(maps))
-state = b"".join(t.numpy().tobytes() for t in network.state_dict().values())
+jobs = [Job(np.arange(64), seed=3), Job(np.arange(64), seed=4)]
+networks = fit_all(inputs, labels, settings, jobs, workers=1)
+probabilities = predict(networks, inputs, pairs_of(maps))
+state = b"".join(t.numpy().tobytes() for n in networks for t in n.state_dict().values())
 print(hashlib.sha256(state + probabilities.numpy().tobytes()).hexdigest())
 """
 
@@ -53,7 +56,7 @@ EMULATED_CPUS = {
 
 
 def weights_digest(cpu: dict[str, str]) -> str:
-    """The digest of one network's inputs, weights and predictions, computed by a process
+    """The digest of two networks' inputs, weights and predictions, computed by a process
     whose kernels are limited by `cpu`."""
     clean = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")}
     env = {**clean, **cpu, "PYTHONPATH": str(ROOT)}

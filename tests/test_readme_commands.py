@@ -1,8 +1,14 @@
-"""Every Python command the README and docs/**/*.md show runs: each entry point of their
-```bash blocks and of their inline `python ...` spans (`python -m stages.<name>`,
-`python -m benchmarks.<name>`, `python -m pipeline.core.params`) is started with `--help`,
-after the flags that choose its mode (`--dvc`), from the repo root (`pytest -m slow`: a fresh
-interpreter each).
+"""Every Python command the README and docs/**/*.md show is checked with its arguments:
+
+- A command with concrete arguments that composes a config is composed by the project's own
+  path, without running it (a run would take minutes to hours), so a misspelt key, value or
+  task fails here: a stage as a Hydra app (`python -m stages.ablate key=value`, sweeps expanded),
+  `python -m pipeline.core.params`, `python -m pipeline.scale`, and a stage under DVC
+  (`--dvc TASK --seed SEED`: the task must be a task and the seed one of `seeds`).
+- Every entry point (`python -m stages.<name>`, `python -m benchmarks.<name>`, ...) starts
+  with `--help` after the flags that choose its mode (`--dvc`), from the repo root
+  (`pytest -m slow`: a fresh interpreter each). A template (`<exp>`, `[--threads 2]`, `DIR`)
+  is checked this way only.
 
 Not run: `dvc ...` commands (they need a whole pipeline run, which `pytest -m slow` covers in
 tests/test_end_to_end.py), `pip install` lines (they need the package index), `pytest` (this
@@ -13,13 +19,25 @@ the scratch folder.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import ConfigCompositionException
+
+import pipeline.scale.__main__ as scale_main
+from pipeline.core.config import check_option
+from pipeline.core.errors import PipelineError
+from pipeline.core.params import compose_params
+from pipeline.core.stage import _dvc_args, check_overrides
+from pipeline.scale.settings import load_config
+from tests.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 NOT_RUN = ("venv",)  # python -m venv: makes a virtual environment
@@ -95,3 +113,96 @@ def test_a_readme_command_starts(entry: tuple[str, ...], tmp_path: Path) -> None
     assert result.returncode == 0, f"python {' '.join(args)}:\n{result.stderr[-2000:]}"
     if writes:
         assert "seed_in_seeds: true" in (tmp_path / "params.yaml").read_text()
+
+
+def is_template(command: str) -> bool:
+    """A command shown with placeholders (`<exp>`, `[--threads 2]`, `...`, `DIR`, `MAPS.npz`)."""
+    placeholder = re.compile(r"[A-Z][A-Z_]*(\.[a-z]+)?")
+    return any(mark in command for mark in ("<", "...")) or any(
+        word.startswith("[") or placeholder.fullmatch(word) for word in shlex.split(command)
+    )
+
+
+def is_hydra_stage(module: str) -> bool:
+    path = REPO / Path(*module.split(".")).with_suffix(".py")
+    return module.startswith("stages.") and "stage_main(" in path.read_text()
+
+
+def composed_by(command: str) -> str | None:
+    """What composes `command`'s config (None: it composes none, or it is a template)."""
+    words = shlex.split(command)[1:]
+    if is_template(command) or words[0] != "-m":
+        return None
+    module, args = words[1], words[2:]
+    if module in ("pipeline.core.params", "pipeline.scale"):
+        return module
+    if is_hydra_stage(module):
+        return "dvc stage" if args[:1] == ["--dvc"] else "hydra stage"
+    return None
+
+
+def compose_command(command: str) -> None:
+    """Compose `command`'s config as the command would, without running it: raises on a
+    misspelt key, value, task or config name."""
+    args = shlex.split(command)[3:]  # after python -m <module>
+    kind = composed_by(command)
+    if kind == "pipeline.core.params":
+        compose_params(args)
+    elif kind == "pipeline.scale":
+        parsed = scale_main._arguments(args)
+        extra = [f"jobs={parsed.jobs}"] if parsed.jobs is not None else []
+        extra += [f"executor={parsed.executor}"] if parsed.executor else []
+        load_config(parsed.config, [*parsed.overrides, *extra])
+    elif kind == "dvc stage":
+        task, seed = _dvc_args(args)
+        cfg = composed()
+        if task is not None:
+            check_option("task", task)
+        assert seed is None or seed in cfg.seeds, f"seed {seed} is not in seeds {cfg.seeds}"
+    elif kind == "hydra stage":
+        overrides = [a for a in args if a not in ("-m", "--multirun")]
+        check_overrides(args)
+        swept = OverridesParser.create().parse_overrides(overrides)
+        for values in itertools.product(
+            *[
+                [f"{o.key_or_group}={v}" for v in o.sweep_string_iterator()]
+                if o.is_sweep_override()
+                else [o.input_line]
+                for o in swept
+            ]
+        ):
+            compose_params(list(values))
+
+
+COMPOSED = sorted(
+    {c for doc in DOCS for c in readme_commands(doc.read_text()) if composed_by(c) is not None}
+)
+
+
+def test_the_docs_show_commands_of_every_composing_kind() -> None:
+    assert {composed_by(c) for c in COMPOSED} == {
+        "pipeline.core.params", "pipeline.scale", "dvc stage", "hydra stage",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMPOSED)
+def test_a_readme_command_composes_with_its_arguments(command: str) -> None:
+    compose_command(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -m stages.ablate task=rte ablate.mdoe=zero",  # a misspelt key
+        "python -m stages.ablate -m task=mrpc ablate.mode=uniform,zeor",  # a misspelt value
+        "python -m stages.finetune -m task=sst2,mrcp",  # a misspelt task in a sweep
+        "python -m pipeline.core.params experiment=micro model=tiny_albrt",
+        "python -m pipeline.scale --config slurm slurm.partiton=gpu",
+        "python -m stages.ablate --dvc rtee --seed 42",  # no such task
+        "python -m stages.ablate --dvc rte --seed 7",  # not one of `seeds`
+    ],
+)
+def test_a_misspelt_command_fails_to_compose(command: str) -> None:
+    assert composed_by(command) is not None
+    with pytest.raises((PipelineError, ConfigCompositionException, AssertionError)):
+        compose_command(command)

@@ -1,6 +1,7 @@
 """Numbers in the README and docs/ come from the outputs: every `<!-- results:NAME -->` block
 holds exactly what its generator makes from the output files (pipeline/claims/prose.py),
-wherever the block lives, and the seed-interval coverage file is what the simulation gives."""
+wherever the block lives (the seed-interval coverage file is checked in
+tests/test_claims_coverage.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from pipeline.claims.prose import MARKER, RESULTS, marked, table1_beside_paper, with_results
-from pipeline.claims.seeds import coverage_table
 from pipeline.core.errors import PipelineError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,11 +45,6 @@ def test_a_stray_marker_fails():
     text = "<!-- results:no-such-block -->\n1\n<!-- /results:no-such-block -->\n"
     with pytest.raises(PipelineError, match="no-such-block"):
         with_results(text, Path("docs/x.md"), REPO)
-
-
-def test_the_coverage_file_is_the_simulation():
-    path = REPO / RESULTS["seed-coverage"].sources[0]
-    assert path.read_text() == coverage_table() + "\n"
 
 
 def test_table1_block_sets_each_score_beside_the_papers(tmp_path):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.write import write_claims
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.claims.write import judge_claims
+from pipeline.core.io import save_figure, write_json, write_table, write_text
 from pipeline.report.html import render_report, stage_order
 from tests.test_claims import SEED, TASKS, build_outputs
 from tests.test_patterns import CHROMIUM, CHROMIUM_ARGS
@@ -79,16 +82,14 @@ def test_a_stage_summary_opens_its_section_escaped(tmp_path):
 def _claims_report(root) -> str:
     """A report of hand-built outputs whose claims stage has run (forest plot, table, metrics)."""
     build_outputs(root)
-    out = StageOutputs(root)
-    write_claims(
-        out,
-        TASKS,
-        [SEED],
-        "minilm_l6",
-        tables=root / "plots/claims",
-        figures=root / "figures/claims",
-        metrics=root / "metrics/claims.json",
-    )
+    files = judge_claims(StageOutputs(root), TASKS, [SEED], "minilm_l6")
+    for name, frame in files.tables.items():
+        write_table(root / f"plots/claims/{name}.csv", frame)
+    for name, text in files.texts.items():
+        write_text(root / f"plots/claims/{name}", text)
+    for name, drawn in files.figures.items():
+        save_figure(root / f"figures/claims/{name}.png", drawn.figure, drawn.caption, drawn.config)
+    write_json(root / "metrics/claims.json", files.metrics)
     return render_report(root, "run", "seed: 42")
 
 
@@ -137,3 +138,33 @@ def test_the_claims_section_in_headless_chromium(tmp_path):
         )
         assert colour == "rgb(227, 227, 242)"
         browser.close()
+
+
+RENDER = """
+import hashlib, sys
+from pathlib import Path
+from pipeline.report.html import render_report
+page = render_report(Path(sys.argv[1]), "Title", "seed: 42\\n")
+print(hashlib.sha256(page.encode()).hexdigest())
+"""
+
+
+def test_two_renders_of_the_same_outputs_are_byte_identical(tmp_path):
+    """In two processes with different hash seeds (set and dict orders), as two runs are."""
+    for stage in ("zeta", "alpha", "ablate", "prepare", "claims_x"):
+        figure, axis = plt.subplots()
+        axis.plot([0, 1], [1, 0])
+        save_figure(tmp_path / f"figures/{stage}/a/fig.png", figure, f"{stage} caption")
+        write_table(tmp_path / f"plots/{stage}/a/t.csv", pd.DataFrame({"x": [0.5, 1.25]}))
+        write_json(tmp_path / f"metrics/{stage}/a.json", {"b": 1.5, "a": "L1-H2"})
+    pages = {
+        subprocess.run(
+            [sys.executable, "-c", RENDER, str(tmp_path)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(pages) == 1

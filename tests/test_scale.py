@@ -1,4 +1,4 @@
-"""Issue 22: the DVC DAG run in parallel on submitit's local executor (`python -m pipeline.scale`)
+"""The DVC DAG run in parallel on submitit's local executor (`python -m pipeline.scale`)
 leaves what a sequential `dvc repro` leaves; a failed stage stops only its descendants; an
 interrupted run keeps what finished and a rerun completes the rest; one DVC user at a time.
 
@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from pipeline.core.errors import PipelineError
-from pipeline.scale.config import load_config
+from pipeline.scale.settings import load_config
 from tests.conftest import commit_repo
 
 REPO = Path(__file__).resolve().parent.parent

@@ -30,7 +30,7 @@ from pipeline.extensions.cross_seed import (
     summary_text,
 )
 from stages import finetune as finetune_stage
-from tests.builders import composed
+from tests.builders import composed, drawn
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -258,5 +258,8 @@ def test_the_cross_seed_stage_writes_tables_figures_and_metrics(tmp_path) -> Non
         [1, 1], [2, 2],
     ]  # fmt: skip
     assert "sst2: 3 seed(s), accuracy 0.8000 +- 0.1000" in (plots / "summary.txt").read_text()
-    for name in ("metric_by_seed", "head_effects"):
-        assert (tmp_path / "figures/cross_seed" / f"{name}.png").stat().st_size > 0
+    figures = tmp_path / "figures/cross_seed"
+    assert "each of the 3 fine-tuning seeds" in drawn(figures / "metric_by_seed.png")
+    assert "under the first fine-tuning seed against the second" in drawn(
+        figures / "head_effects.png"
+    )

@@ -111,7 +111,7 @@ def count_labels(task: TaskConfig, settings: ToyConfig) -> Counted:
     return Counted({"labels": labels}, {"scaled_labels": settings.scale * task.num_labels})
 '''
 
-TOY_STAGE = '''"""toy: the label names of one task (a per-task stage)."""
+TOY_STAGE = '''"""toy: the label names of one task (a per-(task, seed) stage)."""
 
 from __future__ import annotations
 
@@ -121,7 +121,9 @@ from pipeline.kovaleva.toy import count_labels
 
 def run(stage: StageRun) -> None:
     result = count_labels(stage.task, stage.settings("toy"))
-    stage.write_outputs("toy", stage.task.name, tables=result.tables, metrics=result.metrics)
+    stage.write_outputs(
+        "toy", stage.task.name, stage.seed_folder, tables=result.tables, metrics=result.metrics
+    )
 
 
 if __name__ == "__main__":
@@ -136,28 +138,14 @@ class ToyConfig:
 @dataclass
 class Config:"""
 
-TOY_DVC = """
-  toy:
-    foreach: ${tasks}
-    do:
-      cmd: python -m stages.toy --dvc ${item}
-      deps:
-        - stages/toy.py
-        - pipeline/core
-        - pipeline/kovaleva
-        - conf/task/${item}.yaml
-      params: [toy]
-      outs:
-        - outputs/plots/toy/${item}: {cache: false}
-      metrics:
-        - outputs/metrics/toy/${item}.json: {cache: false}
+TOY_DECLARATION = """    Stage("toy", Per.TASK_SEED, ("toy",)),
 """
 
 CHECKS = [
     "tests/test_dag.py",
     "tests/test_stages.py::test_every_stage_module_only_wires",
     "tests/test_config.py::test_every_config_group_is_typed",
-    "tests/test_foundation.py::test_params_yaml_equals_default_composition",
+    "tests/test_config.py::test_params_yaml_equals_default_composition",
 ]
 
 
@@ -178,7 +166,8 @@ def add_toy_stage(root: Path) -> None:
     (root / "conf/toy/default.yaml").write_text("scale: 3\n")
     insert_after(root / "conf/config.yaml", "  - report: default\n", "  - toy: default\n")
     (root / "stages/toy.py").write_text(TOY_STAGE)
-    insert_after(root / "dvc.yaml", "\nstages:\n", TOY_DVC)
+    insert_after(root / "pipeline/scale/declarations.py", "STAGES: tuple[Stage, ...] = (\n",
+                 TOY_DECLARATION)  # fmt: skip
 
 
 def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
@@ -187,28 +176,27 @@ def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     add_toy_stage(root)
     env = {**os.environ, "PYTHONPATH": str(root)}
     run_ok([sys.executable, "-m", "pipeline.core.params"], root, env)  # params.yaml
-    run_ok([sys.executable, "-m", "stages.toy", "--dvc", "sst2"], root, env)
-    assert (root / "outputs/plots/toy/sst2/labels.csv").read_text() == (
+    run_ok([sys.executable, "-m", "pipeline.scale.dvc_yaml"], root, env)  # dvc.yaml
+    run_ok([sys.executable, "-m", "stages.toy", "--dvc", "sst2", "--seed", "42"], root, env)
+    assert (root / "outputs/plots/toy/sst2/seed42/labels.csv").read_text() == (
         "label\nnegative\npositive\n"
     )
-    assert (root / "outputs/metrics/toy/sst2.json").read_text() == '{\n  "scaled_labels": 6\n}\n'
+    assert (root / "outputs/metrics/toy/sst2/seed42.json").read_text() == (
+        '{\n  "scaled_labels": 6\n}\n'
+    )
 
     checked = run_ok([sys.executable, "-m", "pytest", "-v", *CHECKS], root, env)
-    assert "test_deps_cover_every_imported_project_file[toy@sst2] PASSED" in checked
-    assert "test_per_task_stages_depend_on_their_task_config[toy@sst2] PASSED" in checked
+    assert "test_code_deps_are_exactly_the_imported_files[toy@sst2-42] PASSED" in checked
+    assert "test_per_task_stages_depend_on_their_task_config[toy@sst2-42] PASSED" in checked
     assert "test_every_stage_module_only_wires[toy] PASSED" in checked
 
     dvc = root / "dvc.yaml"  # a dep left out: the DAG check names the stage and the file
-    dvc.write_text(
-        dvc.read_text().replace(
-            "        - pipeline/kovaleva\n        - conf/task", "        - conf/task"
-        )
-    )
+    dvc.write_text(dvc.read_text().replace("      - pipeline/kovaleva/toy.py\n", "", 1))
     missed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "tests/test_dag.py", "-k", "toy"],
         cwd=root, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert missed.returncode == 1
-    assert "stage toy@sst2 imports files its deps miss: ['pipeline/kovaleva/toy.py']" in (
+    assert "stage toy@sst2-42 imports files its deps miss: ['pipeline/kovaleva/toy.py']" in (
         missed.stdout
     )

@@ -8,15 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.attention import store as store_module
+from pipeline.attention import store_writer
 from pipeline.attention.dump_attention import _segments, tokenize_examples
-from pipeline.attention.store import (
-    AttentionStore,
-    AttentionWriter,
-    TokenInfo,
-    dequantize_rows,
-    quantize_rows,
-    write_attention,
-)
+from pipeline.attention.store import AttentionStore, TokenInfo, dequantize_rows
+from pipeline.attention.store_writer import AttentionWriter, quantize_rows, write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import load_task
 
@@ -169,7 +164,7 @@ def test_foreign_files_are_refused(stored, tmp_path, monkeypatch, records):
     with pytest.raises(PipelineError, match="is not an attention store"):
         AttentionStore(plain)
     old = tmp_path / "old.parquet"
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 0)
+    monkeypatch.setattr(store_writer, "SCHEMA_VERSION", 0)  # a store written by older code
     write_attention(old, records[:1], **SETTINGS)
     monkeypatch.undo()
     with pytest.raises(PipelineError, match="schema version 0, this code reads version 1"):

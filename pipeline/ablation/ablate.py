@@ -37,7 +37,7 @@ from pipeline.ablation.sweep import (
 )
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.heads import numbered_from_one
+from pipeline.core.head_names import numbered_from_one
 from pipeline.core.schema import AblateConfig, TaskConfig
 from pipeline.core.stats import Interval
 from pipeline.data.sampling import evaluation_sample

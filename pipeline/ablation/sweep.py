@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from pipeline.attention.engine import HeadControl, Mode, head_mask, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.heads import head_name, layer_name
+from pipeline.core.head_names import head_name, layer_name
 from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import (
     Interval,

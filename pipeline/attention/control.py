@@ -147,3 +147,18 @@ def zero_and_gate(
     if gate is not None:
         output = output * gate.to(output.device, output.dtype)[:, None, :, None]
     return output
+
+
+def scale_norms(
+    control: HeadControl, layer: int, disabled: torch.Tensor | None, gate: torch.Tensor | None
+) -> None:
+    """Scale the recorded norms of `layer` as the heads' outputs were: by the gate [B or 1, H],
+    and to 0 for heads zero-disabled (bool [B or 1, H])."""
+    norms = control.norms[layer]  # [B, h, T, T]
+    heads = control.kept_heads()
+    scale = torch.ones(1, control.value_grams[layer].shape[0], device=norms.device)  # [1, H]
+    if disabled is not None and control.mode == "zero":
+        scale = scale * (~disabled).to(norms.device, norms.dtype)
+    if gate is not None:
+        scale = scale * gate.detach().to(norms.device, norms.dtype)
+    control.norms[layer] = norms * scale[:, heads, None, None]

@@ -24,7 +24,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.measured import measure_path
-from pipeline.attention.store import AttentionWriter, TokenInfo
+from pipeline.attention.store import TokenInfo
+from pipeline.attention.store_writer import AttentionWriter
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import DumpAttentionConfig, TaskConfig
 from pipeline.data.batching import length_batches

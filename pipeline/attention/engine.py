@@ -47,6 +47,7 @@ from pipeline.attention.control import (
     ENGINE_LAYERS,
     HeadControl,
     Mode,
+    scale_norms,
     uniform_output,
     uniform_probs,
     zero_and_gate,
@@ -54,7 +55,7 @@ from pipeline.attention.control import (
 from pipeline.attention.hooked import install_hooks
 from pipeline.attention.norms import value_norms, weighted_norms
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import check_head
+from pipeline.core.head_names import check_head
 
 IMPLEMENTATION = "dark_secrets_engine"
 PROBE = "dark_secrets_probe"  # records which module calls the interface, in order
@@ -138,23 +139,8 @@ def engine_attention(
     gate = control.gate_in(layer)  # [B or 1, H] or None
     output = zero_and_gate(output, control, disabled, gate)
     if layer in control.norms:
-        _scale_norms(control, layer, disabled, gate)
+        scale_norms(control, layer, disabled, gate)
     return output, probs
-
-
-def _scale_norms(
-    control: HeadControl, layer: int, disabled: torch.Tensor | None, gate: torch.Tensor | None
-) -> None:
-    """Scale the recorded norms of `layer` as the heads' outputs were: by the gate [B or 1, H],
-    and to 0 for heads zero-disabled (bool [B or 1, H])."""
-    norms = control.norms[layer]  # [B, h, T, T]
-    heads = control.kept_heads()
-    scale = torch.ones(1, control.value_grams[layer].shape[0], device=norms.device)  # [1, H]
-    if disabled is not None and control.mode == "zero":
-        scale = scale * (~disabled).to(norms.device, norms.dtype)
-    if gate is not None:
-        scale = scale * gate.detach().to(norms.device, norms.dtype)
-    control.norms[layer] = norms * scale[:, heads, None, None]
 
 
 def _probe_attention(

@@ -11,11 +11,15 @@ model (`model.base_model`, the encoder without its task head) or one of its laye
   output projection (a linear layer whose input is the heads' context [.., H*D]);
 - `embed(base, batch)`: the hidden states [B, T, D] that enter layer 0 (after ALBERT's and
   ELECTRA's projection of smaller embeddings), `None` where a pass cannot start at a layer;
+- `terms(base, hidden)`: what the encoder computes once per pass and hands to every layer
+  after the mask, from the hidden states [B, T, D] of the pass (MPNet's relative position
+  bias [B, H, T, T], which reads only their shape); nothing for the other families;
 - `head(model, hidden)`: the classifier's logits [B, C] from the top layer's output
   [B, T or 1, D], of which every head below reads the first position only.
 
 `not_layerwise` says why a family cannot be run one layer at a time: its layers take terms
-its encoder computes once per pass (relative positions, rotary embeddings, unpadded inputs).
+its encoder computes once per pass in a way the runner does not reproduce (DeBERTa's relative
+embeddings, ModernBERT's rotary embeddings and unpadded inputs).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Layout:
     value: Callable[[nn.Module], tuple[nn.Linear, int]]
     output: Callable[[nn.Module], nn.Linear]
     embed: Callable[[nn.Module, Batch], torch.Tensor] | None = None
+    terms: Callable[[nn.Module, torch.Tensor], tuple[torch.Tensor, ...]] = lambda base, hidden: ()
     head: Callable[[PreTrainedModel, torch.Tensor], torch.Tensor] | None = None
     not_layerwise: str = ""
 
@@ -94,16 +99,17 @@ def _albert_head(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
     return model.classifier(model.dropout(pooled))
 
 
+def _mpnet_terms(base: nn.Module, hidden: torch.Tensor) -> tuple[torch.Tensor]:
+    """MPNet's relative position bias [B, H, T, T], as its encoder computes it for a pass."""
+    return (base.encoder.compute_position_bias(hidden),)
+
+
 _BERT = Layout(
     layers=lambda base: base.encoder.layer,
     value=lambda layer: (layer.attention.self.value, 0),
     output=lambda layer: layer.attention.output.dense,
     embed=_bert_embed,
     head=_bert_head,
-)
-_RELATIVE = (
-    "its layers take relative-position terms that its encoder computes once per pass, so a "
-    "pass cannot start at a layer"
 )
 LAYOUTS: dict[str, Layout] = {
     "bert": _BERT,
@@ -137,13 +143,18 @@ LAYOUTS: dict[str, Layout] = {
         layers=lambda base: base.encoder.layer,
         value=lambda layer: (layer.attention.self.value_proj, 0),
         output=lambda layer: layer.attention.output.dense,
-        not_layerwise=_RELATIVE,
+        not_layerwise=(
+            "its layers take relative-position terms that its encoder computes once per pass, "
+            "so a pass cannot start at a layer"
+        ),
     ),
     "mpnet": Layout(
         layers=lambda base: base.encoder.layer,
         value=lambda layer: (layer.attention.attn.v, 0),
         output=lambda layer: layer.attention.attn.o,
-        not_layerwise=_RELATIVE,
+        embed=lambda base, batch: base.embeddings(input_ids=batch["input_ids"]),
+        terms=_mpnet_terms,
+        head=lambda model, hidden: model.classifier(hidden),  # reads h[:, 0] itself
     ),
 }
 

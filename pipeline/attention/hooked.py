@@ -8,13 +8,17 @@ model code and drift from it; instead the path reads and rewrites tensors at fou
 through PyTorch forward hooks, and computes nothing the model does not:
 
 1. a pre-hook on the model takes `head_control` out of the forward's keyword arguments (these
-   families do not pass unknown keywords down) and holds it for the pass;
+   families do not pass unknown keywords down) and holds it for the pass; a pre-hook on each
+   layer does the same for a layer called on its own with `head_control=` (the layer-wise
+   runner, pipeline/attention/layerwise.py);
 2. a pre-hook on each layer's self-attention records its attention mask, and on a captured
    layer asks the module for its probabilities (`output_attentions=True`); a forward hook
    takes them from the module's output, the model's own softmax, so captured maps equal
-   eager `output_attentions` exactly, and hands the caller what it asked for;
+   eager `output_attentions` exactly, and hands the caller what it asked for; with
+   `value_grams` it also records the value-weighted norms (pipeline/attention/norms.py) from
+   those maps and the layer's values;
 3. a forward hook on the value projection keeps the values [B, T, H*D] of a layer with
-   uniform-disabled heads;
+   uniform-disabled heads, or of a captured layer when norms are asked for;
 4. a pre-hook on the attention output projection rewrites its input, the heads' context
    [B, T, H, D] side by side: a uniform head's slice becomes the mean of its values over
    the allowed keys (what a 1/n map gives), a zero head's slice becomes 0, and every slice
@@ -25,8 +29,7 @@ the model's own (eager) code, so the path is as fast as the model is without the
 and a uniform-disabled head still computes its scores before they are replaced. The
 interface path instead runs SDPA and skips the scores of a wholly uniform layer
 (benchmarks/bench_paths.py measures both on one BERT). BERT has sites too, so that the two
-paths can be compared on one model (`attach(model, route="hooks")`). Value-weighted norms
-(`value_grams`) are not supported on this path.
+paths can be compared on one model (`attach(model, route="hooks")`).
 """
 
 from __future__ import annotations
@@ -39,7 +42,14 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from pipeline.attention.control import HeadControl, uniform_output, uniform_probs, zero_and_gate
+from pipeline.attention.control import (
+    HeadControl,
+    scale_norms,
+    uniform_output,
+    uniform_probs,
+    zero_and_gate,
+)
+from pipeline.attention.norms import value_norms, weighted_norms
 from pipeline.core.errors import PipelineError
 
 
@@ -65,7 +75,9 @@ class _Pass:
 
     control: HeadControl | None = None
     masks: dict[int, torch.Tensor | None] = field(default_factory=dict)  # layer -> mask
-    values: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, T, H*D]
+    # layer -> [B, T, H*D], kept for the pass (BERT projects its context after the
+    # self-attention returns, MPNet inside it, so no hook knows it reads them last)
+    values: dict[int, torch.Tensor] = field(default_factory=dict)
     unasked: set[int] = field(default_factory=set)  # layers whose probabilities we requested
 
     def reset(self, control: HeadControl | None = None) -> None:
@@ -91,6 +103,7 @@ def install_hooks(model: PreTrainedModel) -> None:
     model.register_forward_pre_hook(_take_control(state), with_kwargs=True)
     model.register_forward_hook(lambda *_: state.reset(), always_call=True)
     for index, layer in enumerate(layers):
+        layer.register_forward_pre_hook(_take_layer_control(state), with_kwargs=True)
         attention = layer.get_submodule(sites.attention)
         signature = inspect.signature(attention.forward)
         attention.register_forward_pre_hook(
@@ -106,11 +119,18 @@ def install_hooks(model: PreTrainedModel) -> None:
 def _take_control(state: _Pass) -> Callable:
     def hook(_model: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         state.reset(kwargs.pop("head_control", None))
-        if state.control is not None and state.control.value_grams is not None:
-            raise PipelineError(
-                "value-weighted norms (value_grams) need the interface path; this model runs "
-                "the hook path (pipeline/attention/hooked.py)"
-            )
+        return args, kwargs
+
+    return hook
+
+
+def _take_layer_control(state: _Pass) -> Callable:
+    """A layer called on its own with `head_control=` (even None) starts a pass of its own."""
+
+    def hook(_layer: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if "head_control" not in kwargs:
+            return None  # called by the encoder: the model's pre-hook took the control
+        state.reset(kwargs.pop("head_control"))
         return args, kwargs
 
     return hook
@@ -149,7 +169,15 @@ def _after_attention(state: _Pass, layer: int) -> Callable:
         if disabled is not None and control.mode == "uniform":
             uniform_map = uniform_probs(state.masks[layer], probs)  # [B, 1, T, T]
             probs = torch.where(disabled[:, :, None, None].to(probs.device), uniform_map, probs)
-        control.maps[layer] = probs[:, control.kept_heads()].detach()
+        heads = control.kept_heads()
+        control.maps[layer] = probs[:, heads].detach()
+        if control.value_grams is not None:
+            values = state.values[layer]  # [B, T, H*D]
+            batch, length, _ = values.shape
+            value = values.reshape(batch, length, probs.shape[1], -1).transpose(1, 2)  # [B,H,T,D]
+            norms = value_norms(value[:, heads].detach(), control.value_grams[layer][heads])
+            control.norms[layer] = weighted_norms(control.maps[layer], norms)  # [B, h, T, T]
+            scale_norms(control, layer, disabled, control.gate_in(layer))
         if layer in state.unasked:
             return (output[0], *([None] * (len(output) - 1)))
         return None
@@ -160,11 +188,10 @@ def _after_attention(state: _Pass, layer: int) -> Callable:
 def _keep_values(state: _Pass, layer: int) -> Callable:
     def hook(_module: nn.Module, _args: tuple, output: torch.Tensor) -> None:
         control = state.control
-        if (
-            control is not None
-            and control.mode == "uniform"
-            and control.disabled_in(layer) is not None
-        ):
+        if control is None:
+            return
+        uniform = control.mode == "uniform" and control.disabled_in(layer) is not None
+        if uniform or (control.value_grams is not None and layer in control.capture):
             state.values[layer] = output  # [B, T, H*D]
 
     return hook
@@ -186,7 +213,7 @@ def _rewrite_context(state: _Pass, layer: int) -> Callable:
         if disabled is not None:
             disabled = disabled.to(context.device)
             if control.mode == "uniform":
-                value = state.values.pop(layer).reshape(batch, length, heads, -1).transpose(1, 2)
+                value = state.values[layer].reshape(batch, length, heads, -1).transpose(1, 2)
                 mean = uniform_output(state.masks[layer], value)  # [B, 1, H, D]
                 context = torch.where(disabled[:, None, :, None], mean, context)
         context = zero_and_gate(context, control, disabled, gate)

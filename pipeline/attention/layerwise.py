@@ -5,21 +5,24 @@ and above the one an ablation touches. That needs the model cut into three parts
 family's layout (pipeline/attention/families.py) names:
 
 - the embeddings: hidden states [B, T, D] entering layer 0;
-- the layers: `layer(hidden, mask, head_control=...)` -> [B, T, D], one module per layer
-  (ALBERT's one shared module once per layer it computes);
+- the layers: `layer(hidden, mask, *terms, head_control=...)` -> [B, T, D], one module per
+  layer (ALBERT's one shared module once per layer it computes), where `terms` are what the
+  encoder computes once per pass for every layer (MPNet's relative position bias, computed
+  here once per pass and handed to each layer; nothing for the other families);
 - the head: logits [B, C] from the top layer's first position (BERT: `classifier(dropout(
-  pooler(h)))`; RoBERTa, ELECTRA: `classifier(h)`; DistilBERT: `classifier(dropout(relu(
-  pre_classifier(h[:, 0]))))`; ALBERT: `classifier(dropout(tanh(pooler(h[:, 0]))))`).
+  pooler(h)))`; RoBERTa, ELECTRA, MPNet: `classifier(h)`; DistilBERT: `classifier(dropout(
+  relu(pre_classifier(h[:, 0]))))`; ALBERT: `classifier(dropout(tanh(pooler(h[:, 0]))))`).
 
 The head reads only the first ([CLS]) position of the top layer, so where the layer has
-BERT's `attention.self`, `attention.output`, `feed_forward_chunk` parts the top layer computes
-its keys and values for every token but its attention output projection and feed-forward
-block for the first position only. A module shared by several layers (ALBERT) counts its
-calls per pass to know its layer; a pass that starts at layer k tells it so first.
+BERT's `attention.self`, `attention.output`, `feed_forward_chunk` parts (and runs the
+interface path) the top layer computes its keys and values for every token but its attention
+output projection and feed-forward block for the first position only. A module shared by
+several layers (ALBERT) counts its calls per pass to know its layer; a pass that starts at
+layer k tells it so first. On the engine's hook path (MPNet, or BERT with route="hooks") each
+layer's call hands its `head_control` to the hooks (pipeline/attention/hooked.py).
 `Layerwise.of` checks the cut against the model's own forward pass, so an architecture that
-does not fit fails loudly; the families whose layers need terms their encoder computes once
-per pass (ModernBERT, DeBERTa-v2/v3, MPNet) and models on the engine's hook path are refused
-in one line.
+does not fit fails loudly; the families whose layers need terms the runner does not compute
+(ModernBERT, DeBERTa-v2/v3) are refused in one line.
 """
 
 from __future__ import annotations
@@ -67,13 +70,7 @@ class Layerwise:
         if layout.embed is None or layout.head is None:
             raise PipelineError(
                 f"{name} is not supported layer by layer: {layout.not_layerwise}; the "
-                "ablate and gates stages need BERT, RoBERTa, ELECTRA, DistilBERT or ALBERT"
-            )
-        if getattr(model, ROUTE, None) == "hooks":
-            raise PipelineError(
-                f"{name} runs the attention engine's hook path, which reads head_control from "
-                "the model's forward; a layer-by-layer pass needs the interface path "
-                "(attach(model) without route='hooks')"
+                "ablate and gates stages need BERT, RoBERTa, ELECTRA, DistilBERT, ALBERT or MPNet"
             )
         if getattr(model.config, "is_decoder", False) or getattr(model, "classifier", None) is None:
             raise PipelineError(
@@ -89,7 +86,7 @@ class Layerwise:
             model=model,
             layout=layout,
             layers=layers,
-            first_token_top=_has_bert_parts(layers[-1]),
+            first_token_top=_has_bert_parts(layers[-1]) and getattr(model, ROUTE, None) != "hooks",
             shared=shared,
         )
         cut.check()
@@ -116,31 +113,32 @@ class Layerwise:
         keep: list[torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """Logits [B, C] from layer `start` up; appends each layer's input to `keep` if given."""
+        terms = self.layout.terms(self.model.base_model, hidden)  # once for the whole pass
         for index in range(start, self.num_layers - 1):
             if keep is not None:
                 keep.append(hidden)
-            output = self._layer(index, hidden, mask, control)
+            output = self._layer(index, hidden, mask, terms, control)
             hidden = output[0] if isinstance(output, tuple) else output
         if keep is not None:
             keep.append(hidden)
-        return self._classify(self._top(hidden, mask, control))
+        return self._classify(self._top(hidden, mask, terms, control))
 
-    def _top(self, hidden, mask, control) -> torch.Tensor:
+    def _top(self, hidden, mask, terms, control) -> torch.Tensor:
         """The top layer's output [B, 1, D] (first position) or [B, T, D]."""
         top = self.layers[-1]
         if not self.first_token_top:
-            output = self._layer(self.num_layers - 1, hidden, mask, control)
+            output = self._layer(self.num_layers - 1, hidden, mask, terms, control)
             return output[0] if isinstance(output, tuple) else output
         context, _ = top.attention.self(hidden, mask, head_control=control)  # [B, T, D]
         first = top.attention.output(context[:, :1], hidden[:, :1])  # [B, 1, D]
         return top.feed_forward_chunk(first)
 
-    def _layer(self, index: int, hidden, mask, control):
+    def _layer(self, index: int, hidden, mask, terms, control):
         """Layer `index` on `hidden` [B, T, D]; a shared module is told which layer it runs."""
         if control is not None:
             for module in self.shared[index]:
                 control.resume_at(module, index)
-        return self.layers[index](hidden, mask, head_control=control)
+        return self.layers[index](hidden, mask, *terms, head_control=control)
 
     def _classify(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits [B, C] from the top layer's output, whose first position the head reads."""

@@ -44,7 +44,7 @@ from pipeline.claims.table import (
     gate_failures,
     table_frames,
 )
-from pipeline.claims.write import write_table_files
+from pipeline.claims.write import claims_files, write_into
 from pipeline.core.errors import PipelineError
 
 SHARED = ("prepare", "clark_syntax", "clark_coref", "framenet")  # data and pre-trained model
@@ -152,8 +152,7 @@ def rejudge(folder: Path, checkout_outputs: Path, model: str) -> pd.DataFrame:
         rows.append(row)
         seed_rows += per_seed
     table, by_seed = table_frames(rows, seed_rows)
-    registered = registration(registry_digest(out), model)
-    write_table_files(table, by_seed, registered, folder, folder, folder / "claims.json")
+    write_into(claims_files(table, by_seed, registration(registry_digest(out), model)), folder)
     return table
 
 

@@ -73,23 +73,3 @@ def mean_removal(table: pd.DataFrame, rows: float) -> Measured:
         note=unchanged_note(unchanged, len(table), "heads", rows),
         evidence={"units": len(table), "rows": rows},
     )
-
-
-def best_over_median(score: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Measured:
-    """The best unit's score over the median unit's, from each unit's score and 95% interval
-    [m], with an interval that accounts for choosing the best: widen every interval to a
-    simultaneous one as in `best_unit`; when all hold, the largest true score lies in [max
-    lower, max upper] and the median true score in [median lower, median upper] (the median
-    never falls when one score rises), so the ratio lies in [max lower / median upper,
-    max upper / median lower]. Scores must be positive."""
-    score, ci_low, ci_high = (np.asarray(a, dtype=float) for a in (score, ci_low, ci_high))
-    critical = float(norm.ppf(1 - (1 - CONFIDENCE) / (2 * len(score))))
-    standard_error = (ci_high - ci_low) / (2 * Z_CONFIDENCE)  # [m]
-    lower, upper = score - critical * standard_error, score + critical * standard_error  # [m]
-    return Measured(
-        float(score.max() / np.median(score)),
-        float(max(lower.max(), 0.0) / np.median(upper)),
-        float(upper.max() / max(float(np.median(lower)), np.finfo(float).tiny)),
-        critical=critical,
-        evidence={"units": len(score)},
-    )

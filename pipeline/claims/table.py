@@ -89,7 +89,7 @@ def judge(claim: Claim, measured: Measured, reason: str = "", dev_rows: float = 
     underpowered = claim.effect is not None and claim.effect < measured.detectable
     if verdict == "inconclusive" and underpowered:
         return Judged(measured, "underpowered", _underpowered_reason(claim, measured, dev_rows))
-    return Judged(measured, verdict, "")
+    return Judged(measured, verdict, measured.note)
 
 
 def _underpowered_reason(claim: Claim, measured: Measured, dev_rows: float) -> str:
@@ -352,6 +352,8 @@ def summary(table: pd.DataFrame) -> str:
         "looks for (the paper's, or one marked as assumed) is smaller than the smallest "
         "effect this sample could detect, `not testable` when a fine-tuned model the claim "
         "reads did not learn its task (or has too little room above chance on the ablation "
-        "rows for a removal claim) or the statistic is undefined, and `seed-dependent` when "
+        "rows for a removal claim), when the statistic is undefined, or when what it needs "
+        "is missing (a pattern type the classifier cannot identify, too few arcs of a "
+        "relation, too few heads; the reason says which), and `seed-dependent` when "
         "one seed's model supports the claim and another's contradicts it."
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -14,9 +15,9 @@ from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.prose import results_markdown
 from pipeline.claims.registry import Registration, registration, registry_digest
 from pipeline.claims.table import all_claims, evaluate, flat_metrics, summary
-from pipeline.core.io import save_figure, write_json, write_table, write_text
+from pipeline.core.io import Captioned, save_figure, write_json, write_table, write_text
 
-FOREST = "forest.png"
+FOREST = "forest"  # the figure's file stem
 
 
 def registry_sentence(registered: Registration) -> str:
@@ -43,39 +44,47 @@ def stamped(table: pd.DataFrame, registered: Registration) -> pd.DataFrame:
     )
 
 
-def write_table_files(
-    table: pd.DataFrame,
-    by_seed: pd.DataFrame,
-    registered: Registration,
-    tables: Path,
-    figures: Path | None,
-    metrics: Path,
-) -> None:
+class ClaimsFiles(NamedTuple):
+    """A judged claims table's files by name: tables and texts (beside each other), the
+    forest plot, and the flat metrics."""
+
+    tables: dict[str, pd.DataFrame]
+    texts: dict[str, str]
+    figures: dict[str, Captioned]
+    metrics: dict[str, Any]
+
+
+def claims_files(
+    table: pd.DataFrame, by_seed: pd.DataFrame, registered: Registration
+) -> ClaimsFiles:
     """Every file of a judged claims table (the stage's, or a reference folder's)."""
     table = stamped(table, registered)
-    write_table(tables / "claims.csv", table)
-    write_table(tables / "claims_by_seed.csv", by_seed)
-    write_text(tables / "summary.txt", summary(table) + registry_sentence(registered))
-    write_text(tables / "results.md", results_markdown(table))
-    write_json(metrics, flat_metrics(table) | registered.metrics())
-    if figures is not None:
-        label = f"version {registered.version} ({registered.status}, {registered.digest[:12]})"
-        drawn = forest_figure(table, label)
-        save_figure(figures / FOREST, drawn.figure, drawn.caption, drawn.config)
+    label = f"version {registered.version} ({registered.status}, {registered.digest[:12]})"
+    return ClaimsFiles(
+        tables={"claims": table, "claims_by_seed": by_seed},
+        texts={
+            "summary.txt": summary(table) + registry_sentence(registered),
+            "results.md": results_markdown(table),
+        },
+        figures={FOREST: forest_figure(table, label)},
+        metrics=flat_metrics(table) | registered.metrics(),
+    )
 
 
-def write_claims(
-    out: StageOutputs,
-    tasks: Sequence[str],
-    seeds: Sequence[int],
-    model: str,
-    *,
-    tables: Path,
-    figures: Path,
-    metrics: Path,
-) -> pd.DataFrame:
-    """Judge every claim of `tasks` on `seeds` and write the stage's files."""
+def judge_claims(
+    out: StageOutputs, tasks: Sequence[str], seeds: Sequence[int], model: str
+) -> ClaimsFiles:
+    """Judge every claim of `tasks` on `seeds` by the registry, as the claims stage does."""
     table, by_seed = evaluate(all_claims(out, tasks), out, seeds)
-    registered = registration(registry_digest(out), model)
-    write_table_files(table, by_seed, registered, tables, figures, metrics)
-    return table
+    return claims_files(table, by_seed, registration(registry_digest(out), model))
+
+
+def write_into(files: ClaimsFiles, folder: Path) -> None:
+    """Every file into one folder (a kept reference run's), the metrics as claims.json."""
+    for name, frame in files.tables.items():
+        write_table(folder / f"{name}.csv", frame)
+    for name, text in files.texts.items():
+        write_text(folder / name, text)
+    for name, drawn in files.figures.items():
+        save_figure(folder / f"{name}.png", drawn.figure, drawn.caption, drawn.config)
+    write_json(folder / "claims.json", files.metrics)

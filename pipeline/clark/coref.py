@@ -27,7 +27,7 @@ from pipeline.clark.gap import (
     nearest_candidate,
 )
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.io import Captioned
 from pipeline.core.schema import ClarkCorefConfig
 from pipeline.core.stats import Interval, bootstrap_interval

@@ -6,6 +6,9 @@ labels layers and heads from 1 (L3, L3-H5), as the written tables do.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display is needed
@@ -18,7 +21,7 @@ import seaborn as sns
 from pipeline.clark.attend import TARGETS
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.relations import ALL
-from pipeline.core.heads import head_name, layer_name, numbered_from_one
+from pipeline.core.head_names import head_name, layer_name, numbered_from_one
 from pipeline.core.stats import Interval
 
 TARGET_TITLES = {
@@ -33,10 +36,27 @@ TARGET_TITLES = {
 }
 
 
+# seaborn draws a strip plot's jitter from NumPy's global generator: seeded while it draws, so
+# a figure is byte-identical from run to run
+JITTER_SEED = 0
+
+
+@contextmanager
+def _seeded_jitter() -> Iterator[None]:
+    """NumPy's global generator seeded with JITTER_SEED, its state restored afterwards."""
+    state = np.random.get_state()
+    np.random.seed(JITTER_SEED)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
 def _per_layer(ax: plt.Axes, table: pd.DataFrame, value: str) -> None:
     """One dot per head and the layer's mean as a line, layers on the x axis."""
     table = numbered_from_one(table)
-    sns.stripplot(data=table, x="layer", y=value, ax=ax, color="0.55", size=3, jitter=0.15)
+    with _seeded_jitter():
+        sns.stripplot(data=table, x="layer", y=value, ax=ax, color="0.55", size=3, jitter=0.15)
     means = table.groupby("layer", as_index=False)[value].mean()
     ax.plot(range(len(means)), means[value], color="C0", marker="o", lw=1.5, label="layer mean")
 

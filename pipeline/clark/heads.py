@@ -28,7 +28,7 @@ from pipeline.clark.clustering import (
     same_layer_margin,
 )
 from pipeline.clark.entropy import HeadEntropy
-from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.io import Captioned
 from pipeline.core.schema import ClarkHeadsConfig
 

@@ -4,7 +4,9 @@ A head "predicts" the syntactic head of each dependent as the word it attends to
 the direction `dep->head` the dependent's own row is read (argmax_i A[j, i]); in the
 direction `head->dep` the dependent's column is (argmax_i A[i, j]: the word that attends
 most to it). Attention to the word itself and to [CLS]/[SEP] is ignored, and root arcs are
-left out (their head is no word). A relation's best head is chosen on one split and its
+left out (their head is no word). Relations keep their UD subtypes (`aux:pass` is not
+`aux`), and Clark et al.'s `prep` and `pobj`, which UD reverses, are rebuilt from `case`
+(pipeline.clark.ud). A relation's best head is chosen on one split and its
 accuracy reported on another, against the best fixed-offset baseline (the head is always
 `offset` words from the dependent) chosen the same way. Outcomes are kept per arc and
 sentence, so the report split's accuracies can be bootstrapped over sentences (arcs of one
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from pipeline.clark.ud import Sentence
+from pipeline.clark.ud import REBUILT, Sentence
 
 if TYPE_CHECKING:
     import torch
@@ -56,25 +58,23 @@ class ArcOutcomes:
 
     def __post_init__(self) -> None:
         self.index = {name: i for i, name in enumerate(self.relations)}
+        # [R]: UD's own arcs, one per word, make up ALL; the rebuilt ones would count twice
+        self.in_all = np.array([name not in REBUILT for name in self.relations], dtype=bool)
         self.sentences = 0  # sentences added, with or without arcs
         self._rows: list[tuple[np.ndarray, ...]] = []  # per sentence: sentence, relation, hits
 
     def add(self, sentence: Sentence, maps: torch.Tensor) -> None:
-        """Score one sentence given its word maps [L, H, w + 2, w + 2]."""
-        arcs = [
-            j
-            for j, (head, relation) in enumerate(
-                zip(sentence.heads, sentence.relations, strict=True)
-            )
-            if head != 0 and relation in self.index
-        ]
+        """Score one sentence's arcs (`Sentence.arcs`: UD's and the rebuilt `prep`/`pobj`)
+        given its word maps [L, H, w + 2, w + 2]."""
+        arcs = [arc for arc in sentence.arcs if arc.relation in self.index]
         number, self.sentences = self.sentences, self.sentences + 1
         if not arcs:
             return
-        gold = np.asarray(sentence.heads)[arcs]  # [a]
-        relation = np.asarray([self.index[sentence.relations[j]] for j in arcs])  # [a]
-        heads = predict_heads(maps)[..., arcs] == gold  # [2, L, H, a]
-        offsets = offset_heads(len(sentence), self.offsets)[:, arcs] == gold  # [O, a]
+        dependents = [arc.dependent for arc in arcs]  # a word may be the dependent of 2 arcs
+        gold = np.asarray([arc.head for arc in arcs])  # [a]
+        relation = np.asarray([self.index[arc.relation] for arc in arcs])  # [a]
+        heads = predict_heads(maps)[..., dependents] == gold  # [2, L, H, a]
+        offsets = offset_heads(len(sentence), self.offsets)[:, dependents] == gold  # [O, a]
         self._rows.append(
             (np.full(len(arcs), number), relation, np.moveaxis(heads, -1, 0), offsets.T)
         )
@@ -90,20 +90,21 @@ class ArcOutcomes:
 
     @property
     def total(self) -> np.ndarray:
-        """Arcs per relation: int [R]."""
+        """Arcs per relation: int [R] (ALL's count is `total[in_all].sum()`)."""
         return np.bincount(self.arcs()[1], minlength=len(self.relations))
 
     def accuracy(self) -> tuple[np.ndarray, np.ndarray]:
-        """Accuracies per relation, with an ALL row last: heads [R+1, 2, L, H], offsets [R+1, O]."""
+        """Accuracies per relation, with an ALL row (UD's arcs) last: heads [R+1, 2, L, H],
+        offsets [R+1, O]."""
         _, relation, head_hits, offset_hits = self.arcs()
         r = len(self.relations)
         heads = np.zeros((r, *head_hits.shape[1:]))
         offset = np.zeros((r, offset_hits.shape[1]))
         np.add.at(heads, relation, head_hits)
         np.add.at(offset, relation, offset_hits)
-        heads = np.concatenate([heads, heads.sum(0, keepdims=True)])
-        offset = np.concatenate([offset, offset.sum(0, keepdims=True)])
-        total = np.append(self.total, len(relation)).clip(min=1)
+        heads = np.concatenate([heads, heads[self.in_all].sum(0, keepdims=True)])
+        offset = np.concatenate([offset, offset[self.in_all].sum(0, keepdims=True)])
+        total = np.append(self.total, self.total[self.in_all].sum()).clip(min=1)
         return heads / total[:, None, None, None], offset / total[:, None]
 
 
@@ -115,8 +116,8 @@ def select_and_report(select: ArcOutcomes, report: ArcOutcomes, min_count: int) 
     """
     sel_heads, sel_offset = select.accuracy()
     rep_heads, rep_offset = report.accuracy()
-    counts = np.append(report.total, report.total.sum())
-    chosen_counts = np.append(select.total, select.total.sum())
+    counts = np.append(report.total, report.total[report.in_all].sum())
+    chosen_counts = np.append(select.total, select.total[select.in_all].sum())
     rows = []
     for r, name in enumerate([*report.relations, ALL]):
         if name != ALL and min(counts[r], chosen_counts[r]) < min_count:
@@ -150,11 +151,10 @@ def hits_per_sentence(table: pd.DataFrame, report: ArcOutcomes) -> tuple[np.ndar
     shape = (report.sentences, len(table))
     arcs, heads, offsets = np.zeros(shape, int), np.zeros(shape, int), np.zeros(shape, int)
     for t, row in enumerate(table.itertuples()):
-        mine = (
-            np.ones(len(relation), bool)
-            if row.relation == ALL
-            else relation == report.index[row.relation]
-        )
+        if row.relation == ALL:
+            mine = report.in_all[relation]
+        else:
+            mine = relation == report.index[row.relation]
         direction = DIRECTIONS.index(row.direction)
         np.add.at(arcs[:, t], sentence[mine], 1)
         np.add.at(heads[:, t], sentence[mine], head_hits[mine, direction, row.layer, row.head])

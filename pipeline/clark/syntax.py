@@ -35,7 +35,7 @@ from pipeline.clark.stream import stream_word_maps
 from pipeline.clark.ud import Sentence
 from pipeline.clark.vectors import WordVectors
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.io import Captioned
 from pipeline.core.schema import ClarkSyntaxConfig, ProbeConfig, TreebankConfig
 from pipeline.core.stats import bootstrap_interval
@@ -195,7 +195,7 @@ def analyse_syntax(
     `settings.bootstrap_resamples` resamples seeded by `seed`."""
     ud, probe, bootstrap_resamples = settings.ud, settings.probe, settings.bootstrap_resamples
     sentences = [*train, *dev]
-    relations = sorted({relation for s in sentences for relation in s.relations})
+    relations = sorted({arc.relation for s in sentences for arc in s.arcs})
     offsets = [o for o in range(-ud.max_offset, ud.max_offset + 1) if o != 0]
     vectors = None
     if probe.word_vectors:

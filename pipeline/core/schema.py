@@ -1,5 +1,9 @@
 """The typed shape of every config group: dataclasses registered in Hydra's ConfigStore.
 
+A field declares a type and no value (MISSING; a nested group's field only its shape): each
+value lives in conf/ alone, so there is no second default to fall out of step with it
+(`tests/test_config.py` fails on one, and on a composition that leaves a key missing).
+
 `conf/config.yaml` starts from the `config_schema` node stored here, so every YAML value is
 checked against these types when Hydra composes (under `dvc exp run -S`, `dvc repro`'s
 params.yaml, a Hydra app or a test): a wrong type or an unknown key fails at composition,
@@ -93,25 +97,36 @@ class Variant(StrEnum):
 
 @dataclass
 class PathsConfig:
-    shared_data: str = "../shared/data"
-    glue_dir: Optional[str] = None
-    data: str = "data"
-    outputs: str = "outputs"
+    shared_data: str = MISSING
+    glue_dir: Optional[str] = MISSING
+    data: str = MISSING
+    outputs: str = MISSING
+
+
+@dataclass
+class SplitZip:
+    """A model folder shipped as the numbered pieces of one zip, one piece per PyPI package
+    (pipeline/models/join_pieces.py joins them into the model's `name_or_path`)."""
+
+    pieces: dict[str, str] = MISSING  # package -> the piece's file inside it, in join order
+    folder: str = MISSING  # the model folder inside the joined zip
+    sha256: str = MISSING  # of the joined folder's model.safetensors
 
 
 @dataclass
 class ModelConfig:
     name: str = MISSING
-    name_or_path: Optional[str] = None  # hub id, local folder or pkg://package/folder
-    tokenizer: Optional[str] = None  # defaults to name_or_path
-    random_config: Optional[dict[str, Any]] = None  # a config of model_type (bert) built here
+    name_or_path: Optional[str] = MISSING  # hub id, local folder or pkg://package/folder
+    tokenizer: Optional[str] = MISSING  # null: name_or_path
+    random_config: Optional[dict[str, Any]] = MISSING  # a config of model_type (bert) built here
+    split_zip: Optional[SplitZip] = MISSING  # null: not shipped as pieces
 
 
 @dataclass
 class LocalGlueLayout:
     folder: str = MISSING
     files: dict[str, str] = MISSING  # split -> file name
-    header: bool = True
+    header: bool = MISSING
     columns: dict[str, Any] = MISSING  # column -> header name or 0-based position
 
 
@@ -120,11 +135,11 @@ class TaskConfig:
     name: str = MISSING
     hub_config: str = MISSING
     text_columns: list[str] = MISSING
-    label_names: Optional[list[str]] = None  # None: regression
-    is_regression: bool = False
+    label_names: Optional[list[str]] = MISSING  # None: regression
+    is_regression: bool = MISSING
     metrics: list[str] = MISSING
     main_metric: str = MISSING
-    eval_split: str = "validation"
+    eval_split: str = MISSING
     local: LocalGlueLayout = field(default_factory=LocalGlueLayout)
 
     @property
@@ -139,16 +154,16 @@ class SharedConfig:
 
 @dataclass
 class RowFloor:
-    train: Optional[int] = None  # rows a task keeps at least of its train split (null: no floor)
-    eval: Optional[int] = None  # ... and of its eval split
+    train: Optional[int] = MISSING  # rows a task keeps at least of its train split (null: no floor)
+    eval: Optional[int] = MISSING  # ... and of its eval split
 
 
 @dataclass
 class PrepareConfig:
-    source: GlueSource = GlueSource.local
-    max_train_rows: Optional[int] = None
-    max_eval_rows: Optional[int] = None
-    min_rows: dict[Task, RowFloor] = field(default_factory=dict)  # per task, above the limits
+    source: GlueSource = MISSING
+    max_train_rows: Optional[int] = MISSING
+    max_eval_rows: Optional[int] = MISSING
+    min_rows: dict[Task, RowFloor] = MISSING  # per task, above the limits
 
     def row_limit(self, task: str, split: str) -> Optional[int]:
         """The most rows `task` keeps of `split`: the common limit, raised to the task's
@@ -162,8 +177,8 @@ class PrepareConfig:
 
 @dataclass
 class Baselines:
-    pretrained_no_finetune: bool = True
-    random_init: bool = True
+    pretrained_no_finetune: bool = MISSING
+    random_init: bool = MISSING
 
 
 @dataclass
@@ -193,9 +208,9 @@ class FinetuneConfig:
 class DumpAttentionConfig:
     num_examples: Optional[int] = MISSING
     batch_size: int = MISSING
-    quantize: Quantize = Quantize.none
+    quantize: Quantize = MISSING
     row_group_mib: int = MISSING
-    measures: list[CapturedMeasure] = field(default_factory=lambda: [CapturedMeasure.weights])
+    measures: list[CapturedMeasure] = MISSING
 
 
 @dataclass
@@ -221,6 +236,7 @@ class PatternClassifier:
     ensemble: int = MISSING
     cv_ensemble: int = MISSING
     workers: int = MISSING
+    stack: int = MISSING
     bootstrap_resamples: int = MISSING
     epochs: int = MISSING
     batch_size: int = MISSING
@@ -241,11 +257,11 @@ class PatternsConfig:
 @dataclass
 class AblateConfig:
     num_examples: Optional[int] = MISSING
-    mode: DisableMode = DisableMode.uniform
+    mode: DisableMode = MISSING
     batch_size: int = MISSING
     ablations_per_pass: int = MISSING
     cache_budget_mb: int = MISSING
-    importance_split: ImportanceSplit = ImportanceSplit.train
+    importance_split: ImportanceSplit = MISSING
     importance_examples: Optional[int] = MISSING
     prune_step: float = MISSING
     prune_keep: float = MISSING
@@ -274,14 +290,14 @@ class GatesConfig:
 
 @dataclass
 class TokenTypeRule:
-    pos: list[str] = field(default_factory=list)  # coarse POS tags
-    dep: list[str] = field(default_factory=list)  # dependency labels
-    lower: list[str] = field(default_factory=list)  # lower-cased words
+    pos: list[str] = MISSING  # coarse POS tags
+    dep: list[str] = MISSING  # dependency labels
+    lower: list[str] = MISSING  # lower-cased words
 
 
 @dataclass
 class GridConfig:
-    variant: Variant = Variant.finetuned
+    variant: Variant = MISSING
     max_tokens: int = MISSING
 
 
@@ -292,7 +308,7 @@ class AnalyzeConfig:
     spacy_model: str = MISSING
     token_types: dict[str, TokenTypeRule] = MISSING
     grid: GridConfig = field(default_factory=GridConfig)
-    measure: Measure = Measure.weights  # maps analysed (README, Measures)
+    measure: Measure = MISSING  # maps analysed (README, Measures)
     bootstrap_resamples: int = MISSING
 
 
@@ -321,8 +337,8 @@ class Behaviour:
 
 @dataclass
 class ClarkHeadsConfig:
-    variant: Variant = Variant.pretrained
-    measure: Measure = Measure.weights
+    variant: Variant = MISSING
+    measure: Measure = MISSING
     num_examples: Optional[int] = MISSING
     punctuation: list[str] = MISSING
     behaviour: Behaviour = field(default_factory=Behaviour)
@@ -331,11 +347,10 @@ class ClarkHeadsConfig:
 
 @dataclass
 class TreebankConfig:
-    dir: Optional[str] = None
+    dir: Optional[str] = MISSING
     train_sentences: Optional[int] = MISSING
     dev_sentences: Optional[int] = MISSING
-    strip_subtypes: bool = True
-    measure: Measure = Measure.weights
+    measure: Measure = MISSING
     max_length: int = MISSING
     batch_size: int = MISSING
     max_offset: int = MISSING
@@ -347,7 +362,7 @@ class ProbeConfig:
     epochs: int = MISSING
     batch_size: int = MISSING
     learning_rate: float = MISSING
-    word_vectors: Optional[str] = None
+    word_vectors: Optional[str] = MISSING
 
 
 @dataclass
@@ -359,7 +374,7 @@ class ClarkSyntaxConfig:
 
 @dataclass
 class ClarkCorefConfig:
-    dir: Optional[str] = None
+    dir: Optional[str] = MISSING
     select_examples: Optional[int] = MISSING
     report_examples: Optional[int] = MISSING
     max_length: int = MISSING
@@ -396,11 +411,11 @@ class Config:
     report: ReportConfig = field(default_factory=ReportConfig)
     experiment_name: str = MISSING
     tasks: list[Task] = MISSING
-    seed: int = 42  # data samples' seed and the primary fine-tuning seed (must be in seeds)
-    seeds: list[int] = field(default_factory=lambda: [42])  # fine-tuning seeds (README, Seeds)
-    seed_in_seeds: bool = True  # `${seed_in_seeds:...}` in conf/config.yaml: checked on composing
-    device: str = "auto"  # auto, cpu, cuda, cuda:N
-    precision: Precision = Precision.auto  # fine-tuning and inference (pipeline/core/precision.py)
+    seed: int = MISSING  # data samples' seed and the primary fine-tuning seed (must be in seeds)
+    seeds: list[int] = MISSING  # fine-tuning seeds (README, Seeds)
+    seed_in_seeds: bool = MISSING  # `${seed_in_seeds:...}` in conf/config.yaml: checked
+    device: str = MISSING  # auto, cpu, cuda, cuda:N
+    precision: Precision = MISSING  # fine-tuning and inference (pipeline/core/precision.py)
 
 
 def seed_in_seeds(seed: int, seeds: Sequence[int]) -> bool:
@@ -425,6 +440,12 @@ def load_task(name: str) -> TaskConfig:
     """Task `name` as conf/task/<name>.yaml declares it (the file the Hydra `task` group uses)."""
     check_option("task", name)
     return typed(TaskConfig, OmegaConf.load(CONF_DIR / "task" / f"{name}.yaml"))
+
+
+def load_model(name: str) -> ModelConfig:
+    """Model `name` as conf/model/<name>.yaml declares it (the file of the Hydra `model` group)."""
+    check_option("model", name)
+    return typed(ModelConfig, OmegaConf.load(CONF_DIR / "model" / f"{name}.yaml"))
 
 
 def register() -> None:

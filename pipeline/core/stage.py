@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
+from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError
-from pipeline.core.io import Captioned, save_figure, write_json, write_table
+from pipeline.core.io import Captioned, save_figure, write_json, write_table, write_text
+from pipeline.core.layout import seed_folder
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ class StageRun:
     @property
     def model_folder(self) -> Path:
         """The fine-tuned model of this run's task and seed (written by finetune)."""
-        return self.upstream("models", self.cfg.task.name, self.seed_folder)
+        return layout.model(self.cfg.paths.outputs, self.cfg.task.name, self.seed)
 
     @property
     def seed(self) -> int:
@@ -101,6 +103,11 @@ class StageRun:
         """A DVC-tracked output of an earlier stage, read as input."""
         return Path(self.cfg.paths.outputs).joinpath(*parts)
 
+    def results_of(self, kind: str, stage: str, *where: str) -> Path:
+        """The `plots` or `figures` folder of an earlier stage's DVC-tracked results
+        (pipeline/core/layout.py), read as input."""
+        return layout.results(self.cfg.paths.outputs, kind, stage, *where)
+
     def data(self, *parts: str) -> Path:
         """Prepared input data (written by the prepare stage)."""
         return Path(self.cfg.paths.data).joinpath(*parts)
@@ -117,37 +124,39 @@ class StageRun:
 
     def write_outputs(
         self,
+        stage: str,
         *where: str,
         tables: Mapping[str, pd.DataFrame] | None = None,
         figures: Mapping[str, Captioned] | None = None,
         metrics: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
-        """Write a result by file stem: `tables` to plots/<where>/<stem>.csv, `figures` to
-        figures/<where>/<stem>.png (with their caption; each figure's config over `config`),
-        `metrics` to metrics/<where>.json (`where`: the stage, then its task and seed folder)."""
+        """Write a stage's results by file stem where pipeline/core/layout.py puts them:
+        `tables` to plots/<stage>/<where>/<stem>.csv, `figures` to
+        figures/<stage>/<where>/<stem>.png (with their caption; each figure's config over
+        `config`), `metrics` to the stage's metrics file, `texts` by file name beside the
+        tables (`where`: the task and seed folder, as far as the stage runs per them)."""
+        for name, text in (texts or {}).items():
+            write_text(layout.results(self.out_root, "plots", stage, *where) / name, text)
         for name, table in (tables or {}).items():
-            write_table(self.out("plots", *where, f"{name}.csv"), table)
+            path = layout.results(self.out_root, "plots", stage, *where) / f"{name}.csv"
+            write_table(path, table)
         for name, drawn in (figures or {}).items():
-            path = self.out("figures", *where, f"{name}.png")
+            path = layout.results(self.out_root, "figures", stage, *where) / f"{name}.png"
             save_figure(path, drawn.figure, drawn.caption, {**(config or {}), **drawn.config})
         if metrics is not None:
-            write_json(self.out("metrics", *where[:-1], f"{where[-1]}.json"), metrics)
+            write_json(layout.metrics(self.out_root, stage, *where), metrics)
 
 
 StageFn = Callable[[StageRun], None]
-
-
-def seed_folder(seed: int) -> str:
-    """`seed42`: the folder, under outputs/<kind>/<stage>/<task>/, of one fine-tuning seed."""
-    return f"seed{seed}"
 
 
 def primary_model(repo: Path, task: str) -> Path:
     """The fine-tuned model of `task` for the primary seed of `repo`'s composed config
     (<outputs>/models/<task>/seed<seed>), for scripts outside DVC."""
     cfg = OmegaConf.load(repo / "params.yaml")
-    return repo / cfg.paths.outputs / "models" / task / seed_folder(int(cfg.seed))
+    return layout.model(repo / cfg.paths.outputs, task, int(cfg.seed))
 
 
 def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:

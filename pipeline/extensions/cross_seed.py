@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from pipeline.core import layout
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import TaskConfig
-from pipeline.core.stage import seed_folder
 
 # The false discovery rate under which the ablate stage calls a head significant
 # (pipeline/ablation/sweep.py, Uncertainty.alpha; tests/test_seeds.py keeps them equal).
@@ -60,9 +60,9 @@ def read_seed_runs(outputs: Path, task: TaskConfig, seeds: list[int]) -> SeedRun
     """Every seed's finetune metrics and ablate tables of `task` under `outputs`."""
     metrics, heads, importance = {}, {}, {}
     for seed in seeds:
-        where = outputs / "metrics" / "finetune" / task.name / f"{seed_folder(seed)}.json"
+        where = layout.metrics(outputs, "finetune", task.name, layout.seed_folder(seed))
         metrics[seed] = json.loads(_existing(where).read_text())
-        tables = outputs / "plots" / "ablate" / task.name / seed_folder(seed)
+        tables = layout.results(outputs, "plots", "ablate", task.name, layout.seed_folder(seed))
         heads[seed] = pd.read_csv(_existing(tables / "heads.csv"))
         importance[seed] = pd.read_csv(_existing(tables / "importance.csv"))
     return SeedRuns(task, metrics, heads, importance)
@@ -100,7 +100,7 @@ def significant_every_seed(heads: dict[int, pd.DataFrame], alpha: float = ALPHA)
     wide = None
     for seed, table in sorted(heads.items()):
         chosen = table.loc[table["q_value"] < alpha, [*KEYS, "delta"]]
-        chosen = chosen.rename(columns={"delta": f"delta_{seed_folder(seed)}"})
+        chosen = chosen.rename(columns={"delta": f"delta_{layout.seed_folder(seed)}"})
         wide = chosen if wide is None else wide.merge(chosen, on=KEYS)
     return wide.sort_values(KEYS).reset_index(drop=True)
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.core.io import Captioned
-from pipeline.core.stage import seed_folder
+from pipeline.core.layout import seed_folder
 from pipeline.extensions.cross_seed import KEYS, SeedRuns
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric, as in the ablate figures

@@ -29,7 +29,7 @@ from pipeline.attention.capture import stream_measures
 from pipeline.attention.engine import attach
 from pipeline.attention.measured import captured_for, measure_maps
 from pipeline.attention.pieces import piece_text
-from pipeline.core.heads import layer_name
+from pipeline.core.head_names import layer_name
 from pipeline.core.schema import MeasuresConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.data.sampling import evaluation_sample

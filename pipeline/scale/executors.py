@@ -18,7 +18,7 @@ import submitit.local.local
 
 from pipeline.core.errors import PipelineError
 from pipeline.scale.command import Command, run_command
-from pipeline.scale.config import ExecutorKind, Resources, ScaleConfig
+from pipeline.scale.settings import ExecutorKind, Resources, ScaleConfig
 
 
 class Job(Protocol):

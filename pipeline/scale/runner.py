@@ -16,9 +16,9 @@ from dvc.stage import Stage
 
 from pipeline.scale import record
 from pipeline.scale.command import command_of
-from pipeline.scale.config import ScaleConfig
 from pipeline.scale.dag import Plan, runs_as_job
 from pipeline.scale.executors import Executor, Job
+from pipeline.scale.settings import ScaleConfig
 
 
 class Outcome(StrEnum):

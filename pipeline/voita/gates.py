@@ -26,7 +26,7 @@ from pipeline.ablation.sweep import Uncertainty
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.errors import PipelineError
-from pipeline.core.heads import numbered_from_one
+from pipeline.core.head_names import numbered_from_one
 from pipeline.core.schema import GatesConfig, TaskConfig
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import labelled_rows

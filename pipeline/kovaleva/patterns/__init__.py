@@ -20,7 +20,7 @@ Entry points: `sample.sample_round` (patterns_sample), `fit.train_classifier`
 (patterns_train), `apply.classify_heads` (patterns_apply), `cnn.load_classifier` with
 `mapsets.read_map_set` (patterns_classify), `annotate.open_session` with `server.make_server`
 (annotate). In memory layers and heads count from 0, as in the attention store; every file
-written here counts them from 1 (pipeline/core/heads.py).
+written here counts them from 1 (pipeline/core/head_names.py).
 """
 
 from pipeline.core.schema import PatternClass

@@ -22,6 +22,7 @@ the ensemble: a single network's shares still move by ~0.025 with its seed (READ
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,19 +168,22 @@ def save_classifier(
     trained_on: str,
 ) -> None:
     """The ensembles (the classifier first, then the seed-stability one), what is needed to
-    rebuild and feed them, and the label folder they learnt from, written atomically."""
+    rebuild and feed them, and the label folder they learnt from, written atomically; the
+    same classifier gives the same bytes."""
+    buffer = io.BytesIO()  # saved in memory: a file name would be recorded in the archive
+    torch.save(
+        {
+            "ensembles": [[model.state_dict() for model in e] for e in ensembles],
+            "channels": list(channels),
+            "input_size": input_size,
+            "classes": list(CLASSES),
+            "architecture": ARCHITECTURE,
+            "trained_on": trained_on,
+        },
+        buffer,
+    )
     with atomic_path(path) as tmp:
-        torch.save(
-            {
-                "ensembles": [[model.state_dict() for model in e] for e in ensembles],
-                "channels": list(channels),
-                "input_size": input_size,
-                "classes": list(CLASSES),
-                "architecture": ARCHITECTURE,
-                "trained_on": trained_on,
-            },
-            tmp,
-        )
+        tmp.write_bytes(buffer.getvalue())
 
 
 @dataclass(frozen=True)

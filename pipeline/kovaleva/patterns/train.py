@@ -11,9 +11,10 @@ probabilities averaged): the classifier itself when `cv_ensemble` = `ensemble`, 
 cheaper one otherwise. The classifier is the ensemble of `ensemble` networks trained on every
 labelled map; a second ensemble with the next seeds measures how much the shares depend on
 the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
-(`cnn.predict`). The networks are independent: `workers` processes train them side by side,
-each with one thread and its own seed, so the result does not depend on `workers`. The
-stages run it with kernels that do not depend on the CPU (`pipeline.core.portable`), so
+(`cnn.predict`). The networks are independent: those on the same rows train in stacks of
+`stack` as one batched model (`stacked`), and `workers` processes train stacks side by side,
+each with one thread; a network's weights depend on its seed alone, not on `workers` or
+`stack`. The stages run it with kernels that do not depend on the CPU (`pipeline.core.portable`), so
 its numbers repeat across x86-64 machines.
 """
 
@@ -48,6 +49,7 @@ from pipeline.kovaleva.patterns.labels import (
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
 from pipeline.kovaleva.patterns.roles import sentence_ids
+from pipeline.kovaleva.patterns.stacked import train_stacked
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,8 @@ def rule_labels(maps: Sequence[LabelledMap], thresholds: PatternRule) -> np.ndar
 def fit(
     inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, seed: int
 ) -> PatternCNN:
-    """A network trained on inputs [N, 5, S, S] with class names [N]."""
+    """One network trained alone as a torch module (`cnn.train`) on inputs [N, 5, S, S] with
+    class names [N]: the reference that `fit_stack` batches."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
     torch.manual_seed(seed)
     model = PatternCNN(settings.channels, settings.dropout)
@@ -136,27 +139,54 @@ class Job:
     seed: int
 
 
+def fit_stack(
+    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, jobs: Sequence[Job]
+) -> list[PatternCNN]:
+    """The networks of `jobs` (all on the same rows) trained as one batched model: each one
+    as `fit` would train it, initialised after `torch.manual_seed(seed)`."""
+    rows = jobs[0].rows
+    targets = torch.tensor([CLASSES.index(c) for c in labels[rows]])  # [M]
+    networks, dropout_states = [], []
+    for job in jobs:
+        torch.manual_seed(job.seed)
+        networks.append(PatternCNN(settings.channels, settings.dropout))
+        dropout_states.append(torch.get_rng_state())  # where its dropout masks start
+    train_stacked(networks, dropout_states, inputs[rows], targets, settings, [j.seed for j in jobs])
+    return networks
+
+
+def stacks(jobs: Sequence[Job], size: int) -> list[list[Job]]:
+    """Consecutive jobs on the same rows, in stacks of at most `size` networks."""
+    out: list[list[Job]] = []
+    for job in jobs:
+        if out and len(out[-1]) < size and np.array_equal(out[-1][0].rows, job.rows):
+            out[-1].append(job)
+        else:
+            out.append([job])
+    return out
+
+
 def _fit_weights(
-    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, job: Job
-) -> dict[str, torch.Tensor]:
-    """One job's network, trained, as its weights."""
-    return fit(inputs[job.rows], labels[job.rows], settings, job.seed).state_dict()
+    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, stack: list[Job]
+) -> list[dict[str, torch.Tensor]]:
+    """One stack's networks, trained, as their weights."""
+    return [net.state_dict() for net in fit_stack(inputs, labels, settings, stack)]
 
 
-# What every job of a worker process trains on, sent once per worker (not once per job).
+# What every stack of a worker process trains on, sent once per worker (not once per stack).
 _shared: tuple[torch.Tensor, np.ndarray, PatternClassifier] | None = None
 
 
 def _share(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> None:
-    """Pool initializer: keep the training data of every job."""
+    """Pool initializer: keep the training data of every stack."""
     global _shared
     _shared = (inputs, labels, settings)
 
 
-def _fit_shared(job: Job) -> dict[str, torch.Tensor]:
-    """A worker's job, on the data `_share` left it."""
+def _fit_shared(stack: list[Job]) -> list[dict[str, torch.Tensor]]:
+    """A worker's stack, on the data `_share` left it."""
     assert _shared is not None, "_fit_shared runs only in a worker started by _share"
-    return _fit_weights(*_shared, job)
+    return _fit_weights(*_shared, stack)
 
 
 def fit_all(
@@ -166,11 +196,14 @@ def fit_all(
     jobs: Sequence[Job],
     workers: int,
 ) -> list[PatternCNN]:
-    """The networks of `jobs`, in order, trained by `workers` spawned processes with the
-    kernels of this one (`pipeline.core.portable`)."""
+    """The networks of `jobs`, in order, trained in stacks of `settings.stack` (`fit_stack`)
+    by `workers` spawned processes with the kernels of this one (`pipeline.core.portable`).
+    A network's weights depend neither on `workers` nor on the networks beside it."""
     with worker_pool(max(workers, 1), _share, (inputs, labels, settings)) as pool:
-        futures = [pool.submit(_fit_shared, job) for job in jobs]
-        weights = [f.result() for f in tqdm(futures, desc="train pattern CNNs", leave=False)]
+        futures = [pool.submit(_fit_shared, stack) for stack in stacks(jobs, settings.stack)]
+        weights = [
+            w for f in tqdm(futures, desc="train pattern CNNs", leave=False) for w in f.result()
+        ]
     networks = []
     for state in weights:
         networks.append(PatternCNN(settings.channels, settings.dropout))
@@ -246,10 +279,20 @@ def score_table(
     return pd.DataFrame(rows, columns=["method", "score", "estimate", "ci_low", "ci_high"])
 
 
+FitNetworks = Callable[
+    [torch.Tensor, np.ndarray, PatternClassifier, Sequence[Job], int], list[PatternCNN]
+]
+
+
 def train_classifier(
-    folder: Path, settings: PatternClassifier, thresholds: PatternRule, seed: int
+    folder: Path,
+    settings: PatternClassifier,
+    thresholds: PatternRule,
+    seed: int,
+    fit_networks: FitNetworks = fit_all,
 ) -> TrainedClassifier:
-    """Cross-validate, score against the rule, and train the final networks (see module)."""
+    """Cross-validate, score against the rule, and train the final networks (see module);
+    `fit_networks` trains the networks of a list of jobs (`fit_all`, or a reference)."""
     labelled = load_labelled_set(folder)
     labels = labelled.labels
     inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
@@ -258,7 +301,7 @@ def train_classifier(
     size, per_fold = settings.ensemble, settings.cv_ensemble
     jobs = [job for rows, _ in splits for job in ensemble_jobs(rows, per_fold, seed)]
     jobs += ensemble_jobs(np.arange(len(labels)), 2 * size, seed)  # classifier, seed check
-    networks = fit_all(inputs, labels, settings, jobs, settings.workers)
+    networks = fit_networks(inputs, labels, settings, jobs, settings.workers)
     final = networks[len(splits) * per_fold :]
     ensembles = [final[:size], final[size:]]
     held_out = [networks[i * per_fold : (i + 1) * per_fold] for i in range(len(splits))]

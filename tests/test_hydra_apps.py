@@ -1,4 +1,4 @@
-"""Issue 8: stages as Hydra apps, multirun through a launcher, early failure on bad values."""
+"""Stages as Hydra apps: multirun through a launcher, early failure on bad values."""
 
 from __future__ import annotations
 

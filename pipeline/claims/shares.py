@@ -1,0 +1,167 @@
+"""Pattern-type shares corrected for the classifier's errors (adjusted classify-and-count).
+
+The classifier labels every map of a task; the share it calls type j, q_j, mixes the true
+shares p through its error rates: q = Rᵀ p, where R[i, j] = P(called j | truly i) is read
+off the cross-validated predictions on the maps labelled by eye. The corrected shares solve
+that system in the least-squares sense on the simplex (p >= 0, Σ p = 1); with two types
+and no constraint active this is the textbook p_1 = (q_1 - fpr) / (tpr - fpr).
+
+A type is *identifiable* when its maps are called that type more often than other maps
+are: the 95% lower bound of recall - false-positive rate (over the labelled maps) is above
+0. Otherwise its share cannot be told from the others' errors, whatever the counts (block:
+12 labelled maps, none recalled).
+
+The interval (95%, percentile) draws, per resample, everything the estimate rests on:
+- the labelled maps (with replacement), so R* carries the cross-validation's own error
+  (folds' training and the finite labelled set);
+- the observed shares q*, normal around q with each share's standard error read off its 95%
+  interval over examples, plus the classifier's seed spread (two ensembles of different
+  seeds differ by at most `seed_change` on any share; taken as the spread of one seed's
+  share, sd = seed_change / √2, for every type: conservative, since it is a maximum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
+
+SUM_WEIGHT = 1e3  # weight of the Σ p = 1 row in the least-squares system
+SHARE_RESAMPLES = 1000  # joint draws behind each corrected share's interval
+
+
+def confusion_counts(
+    actual: Sequence[str], predicted: Sequence[str], classes: Sequence[str]
+) -> np.ndarray:
+    """C [K, K]: C[i, j] = maps labelled classes[i] that the classifier called classes[j]."""
+    index = {name: k for k, name in enumerate(classes)}
+    counts = np.zeros((len(classes), len(classes)))
+    np.add.at(counts, ([index[a] for a in actual], [index[p] for p in predicted]), 1)
+    return counts
+
+
+def error_rates(counts: np.ndarray) -> np.ndarray:
+    """R [K, K] from counts C [K, K]: R[i, j] = the share of maps labelled i that the
+    classifier called j; a type with no labelled map gets a row of NaN."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return counts / counts.sum(1, keepdims=True)
+
+
+def adjusted_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """True shares p [T] of T types from the classifier's shares `observed` [K] of its K
+    labels and the types' error rates `rates` [T, K] (T <= K: the types solved for):
+    argmin ‖ratesᵀ p - observed‖ over p >= 0 with Σ p = 1."""
+    system = np.vstack([rates.T, SUM_WEIGHT * np.ones(len(rates))])  # [K + 1, T]
+    target = np.append(observed, SUM_WEIGHT)  # [K + 1]
+    shares, _ = nnls(system, target)
+    return shares / shares.sum()
+
+
+def recall_and_false_positive(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per type [K] each, from counts C [K, K]: the share of its labelled maps called that
+    type (recall; NaN without labelled maps), and the share of the other types' labelled
+    maps, pooled, called that type (false-positive rate)."""
+    labelled, called, recalled = counts.sum(1), counts.sum(0), np.diag(counts)  # [K] each
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return recalled / labelled, (called - recalled) / (labelled.sum() - labelled)
+
+
+def separation(counts: np.ndarray) -> np.ndarray:
+    """recall - false-positive rate per type [K], from counts C [K, K]: how much more often
+    a type's maps are called that type than other types' maps are."""
+    recall, false_positive = recall_and_false_positive(counts)
+    return recall - false_positive
+
+
+@dataclass(frozen=True)
+class CorrectedShares:
+    """Per type (in `classes` order): the classifier's share, the corrected share with its
+    95% interval (NaN for a type that is not identifiable), recall - false-positive rate
+    with its 95% lower bound, the false-positive rate, and the labelled maps and how many of
+    them the classifier called their own type in cross-validation."""
+
+    classes: tuple[str, ...]
+    raw: np.ndarray  # [K]
+    corrected: np.ndarray  # [K]
+    ci_low: np.ndarray  # [K]
+    ci_high: np.ndarray  # [K]
+    separation: np.ndarray  # [K]
+    separation_low: np.ndarray  # [K]
+    false_positive: np.ndarray  # [K]
+    labelled: np.ndarray  # [K]
+    recalled: np.ndarray  # [K]
+
+    @property
+    def identifiable(self) -> np.ndarray:
+        """bool [K]: the 95% lower bound of recall - false-positive rate is above 0 (never
+        for a type without labelled maps)."""
+        return np.nan_to_num(self.separation_low, nan=0.0) > 0
+
+    def unresolved(self) -> list[str]:
+        """Identifiable types whose corrected share's interval reaches 0."""
+        return [c for c, low in zip(self.classes, self.ci_low, strict=True) if low <= 0]
+
+
+def corrected_shares(
+    observed: np.ndarray,
+    observed_low: np.ndarray,
+    observed_high: np.ndarray,
+    actual: Sequence[str],
+    predicted: Sequence[str],
+    classes: Sequence[str],
+    seed_change: float,
+    resamples: int,
+    seed: int,
+) -> CorrectedShares:
+    """Corrected shares of `classes` from the classifier's shares [K] with their 95%
+    intervals [K], its cross-validated predictions on the labelled maps (`actual` by eye,
+    `predicted` by the classifier) and the largest share change between two classifier
+    seeds; intervals from `resamples` joint draws (module docstring) seeded by `seed`.
+
+    Only identifiable types are solved for: a type that cannot be identified is left out
+    of the system (taken as absent, its share NaN), since any share given to it would only
+    echo its errors (with block in it, block takes most of the vertical maps)."""
+    observed = np.asarray(observed, dtype=float)
+    actual, predicted = np.asarray(actual), np.asarray(predicted)
+    counts = confusion_counts(actual, predicted, classes)  # [K, K]
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, len(actual), (resamples, len(actual)))  # [B, N]
+    drawn = np.stack([confusion_counts(actual[r], predicted[r], classes) for r in rows])
+    separations = np.stack([separation(c) for c in drawn])  # [B, K]
+    tail = (1 - CONFIDENCE) / 2 * 100
+    with np.errstate(invalid="ignore"):
+        separation_low = np.percentile(separations, tail, axis=0)  # [K]: NaN if never drawn
+    known = np.nan_to_num(separation_low, nan=0.0) > 0  # [K]
+    spread = np.hypot(
+        (np.asarray(observed_high) - np.asarray(observed_low)) / (2 * Z_CONFIDENCE),
+        seed_change / np.sqrt(2),
+    )  # [K]
+    corrected, low, high = np.full((3, len(classes)), np.nan)
+    if known.any():
+        rates = error_rates(counts)[known]  # [T, K]
+        draws = []
+        for counted in drawn:
+            drawn_rates = error_rates(counted)[known]  # [T, K]
+            absent = np.isnan(drawn_rates).any(1)  # a type not drawn keeps its full rates
+            drawn_rates[absent] = rates[absent]
+            shares = (observed + rng.normal(0, spread)).clip(min=0)  # [K]
+            draws.append(adjusted_shares(shares / shares.sum(), drawn_rates))
+        corrected[known] = adjusted_shares(observed, rates)
+        low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
+    recall, false_positive = recall_and_false_positive(counts)
+    return CorrectedShares(
+        classes=tuple(classes),
+        raw=observed,
+        corrected=corrected,
+        ci_low=low,
+        ci_high=high,
+        separation=recall - false_positive,
+        separation_low=separation_low,
+        false_positive=false_positive,
+        labelled=counts.sum(1),
+        recalled=np.diag(counts),
+    )

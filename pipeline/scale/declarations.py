@@ -1,0 +1,239 @@
+"""Every DVC stage, declared once: what it runs per, the config keys it reads, its inputs and
+its outputs. dvc.yaml is generated from these declarations and from the imports of each
+stage's module (`python -m pipeline.scale.dvc_yaml`); a stage's results lie where
+pipeline/core/layout.py puts them, for the stage that writes them and the ones that read them.
+
+Adding a stage: write stages/<name>.py, add its `Stage` below, regenerate dvc.yaml.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from pipeline.core import layout
+
+OUTPUTS = "outputs"  # `paths.outputs`: where DVC tracks the stages' outputs
+DATA = "data"  # `paths.data`: prepared inputs
+TASK = "${item.task}"  # the task and fine-tuning seed of one run of a matrix stage
+SEED = "${item.seed}"
+
+
+class Per(Enum):
+    """What one run of a stage covers."""
+
+    RUN = ()  # the whole configuration, once
+    SEED = ("seed",)  # one fine-tuning seed of `seeds`, every task of `tasks`
+    TASK_SEED = ("task", "seed")  # one task of `tasks` and one fine-tuning seed of `seeds`
+
+    @property
+    def where(self) -> tuple[str, ...]:
+        """The folders of one run under its stage's results (pipeline/core/layout.py)."""
+        parts = {"task": TASK, "seed": layout.seed_folder(SEED)}
+        return tuple(parts[name] for name in self.value)
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """An input that is another stage's output: its `plots`, `figures` or `metrics` (one
+    `file` of its plots folder, or all of them), its fine-tuned `models`, its `attention`
+    stores or the pattern `classifier`. A stage that covers more than one run of the writer
+    depends on the folder above those runs."""
+
+    stage: str
+    kind: str
+    file: str | None = None
+
+
+@dataclass(frozen=True)
+class DvcPlot:
+    """A table of the stage's plots folder that a DVC template draws (for the primary seed)."""
+
+    table: str
+    template: str
+    x: str
+    y: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str  # runs `python -m stages.<name> --dvc`
+    per: Per
+    params: tuple[str, ...]  # the keys of params.yaml it reads (a group: all of it)
+    results: tuple[str, ...] = ("plots", "figures", "metrics")  # written by write_outputs
+    outs: tuple[str, ...] = ()  # other outputs, in the DVC cache
+    inputs: tuple[str | Upstream, ...] = ()  # data and other stages' outputs it reads
+    task_configs: bool = False  # reads conf/task/*.yaml of every task in `tasks`
+    whole_config: bool = False  # reads every key of params.yaml (its params: the whole file)
+    note: str = ""  # a comment above the stage in dvc.yaml
+    dvc_plots: tuple[DvcPlot, ...] = field(default=())
+
+    @property
+    def module(self) -> str:
+        return f"stages.{self.name}"
+
+
+# What a stage that loads a model and encodes a task's rows reads besides its own group.
+MODEL = ("model", "shared", "device")
+STORE = (Upstream("dump_attention", "attention"),)  # the attention store of its task and seed
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        "prepare",
+        Per.RUN,
+        ("seed", "tasks", "prepare", "paths.shared_data", "paths.glue_dir"),
+        results=("metrics",),
+        outs=(f"{DATA}/glue",),
+        task_configs=True,
+    ),
+    Stage(
+        "finetune",
+        Per.TASK_SEED,
+        (*MODEL, "finetune", "precision"),
+        outs=(str(layout.model(OUTPUTS, TASK, SEED)),),
+        inputs=(f"{DATA}/glue/{TASK}",),
+        note="per (task, fine-tuning seed): `seeds` lists the seeds; `seed` (the primary one, in\n"
+        "`seeds`) seeds the data samples, so every seed is scored on the same rows",
+    ),
+    Stage(
+        "dump_attention",
+        Per.TASK_SEED,
+        (*MODEL, "seed", "dump_attention", "precision"),
+        results=("metrics",),
+        outs=(str(layout.attention_store(f"{OUTPUTS}/attention", TASK, SEED)),),
+        inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
+        note="every stage below that reads a fine-tuned model, or the dump of one, runs per\n"
+        "(task, seed) too and writes into seed<N>/ folders (per seed only: patterns_apply, table1)",
+    ),
+    Stage(
+        "patterns_train",
+        Per.RUN,
+        ("seed", "model.name", "patterns"),
+        outs=(str(layout.pattern_classifier(OUTPUTS)), str(layout.pattern_labels(OUTPUTS))),
+        inputs=(f"{DATA}/annotations",),
+        dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
+    ),
+    Stage(
+        "patterns_apply",
+        Per.SEED,
+        ("tasks", "seed", "model.name", "patterns"),
+        outs=(str(layout.pattern_predictions(OUTPUTS, SEED)),),
+        inputs=(*STORE, Upstream("patterns_train", "classifier")),
+        dvc_plots=(DvcPlot("shares.csv", "bar_horizontal", "share", "class"),),
+    ),
+    Stage(
+        "clark_heads",
+        Per.TASK_SEED,
+        ("seed", "model.name", "clark_heads"),
+        inputs=STORE,
+    ),
+    Stage(
+        "clark_syntax",
+        Per.RUN,
+        ("model", "device", "seed", "clark_syntax", "paths.shared_data"),
+        dvc_plots=(DvcPlot("relations.csv", "bar_horizontal", "head_accuracy", "relation"),),
+    ),
+    Stage(
+        "clark_coref",
+        Per.RUN,
+        ("model", "device", "seed", "clark_coref", "paths.shared_data"),
+        dvc_plots=(DvcPlot("heads.csv", "scatter", "select_accuracy", "report_accuracy"),),
+    ),
+    Stage(
+        "ablate",
+        Per.TASK_SEED,
+        (*MODEL, "seed", "ablate", "precision"),
+        inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
+    ),
+    Stage(
+        "cross_seed",
+        Per.RUN,
+        ("tasks", "seeds", "model.name"),
+        inputs=(Upstream("finetune", "metrics"), Upstream("ablate", "plots")),
+        task_configs=True,
+    ),
+    Stage(
+        "gates",
+        Per.TASK_SEED,
+        (*MODEL, "seed", "gates"),
+        inputs=(
+            f"{DATA}/glue/{TASK}",
+            Upstream("finetune", "models"),
+            Upstream("ablate", "plots"),
+        ),
+    ),
+    Stage(
+        "measures",
+        Per.TASK_SEED,
+        (*MODEL, "seed", "measures"),
+        inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
+    ),
+    Stage(
+        "analyze",
+        Per.TASK_SEED,
+        ("seed", "model.name", "analyze"),
+        inputs=STORE,
+    ),
+    Stage(
+        "framenet_data",
+        Per.RUN,
+        (
+            "paths.shared_data",
+            *(f"framenet.{k}" for k in ("source", "max_tokens", "max_fe_tokens", "target_window")),
+        ),
+        results=("metrics",),
+        outs=(f"{DATA}/framenet/sentences.jsonl",),
+    ),
+    Stage(
+        "framenet",
+        Per.RUN,
+        (*MODEL, "seed", "framenet"),
+        inputs=(f"{DATA}/framenet/sentences.jsonl",),
+    ),
+    Stage(
+        "table1",
+        Per.SEED,
+        ("tasks", "seed", "model.name", "table1"),
+        inputs=(Upstream("finetune", "plots", "predictions.csv"),),
+        task_configs=True,
+        dvc_plots=(DvcPlot("table1.csv", "bar_horizontal", "finetuned", "task"),),
+    ),
+    Stage(
+        "claims",
+        Per.RUN,
+        ("tasks", "seed", "seeds", "model.name"),
+        inputs=(
+            Upstream("prepare", "metrics"),
+            Upstream("table1", "metrics"),
+            Upstream("patterns_train", "metrics"),
+            Upstream("patterns_train", "plots", "confusion.csv"),
+            Upstream("patterns_apply", "metrics"),
+            Upstream("analyze", "metrics"),
+            Upstream("ablate", "metrics"),
+            Upstream("framenet", "plots", "heads.csv"),
+            Upstream("clark_heads", "metrics"),
+            Upstream("clark_syntax", "metrics"),
+            Upstream("clark_coref", "metrics"),
+            Upstream("measures", "metrics"),
+            Upstream("ablate", "plots"),
+        ),
+    ),
+    Stage(
+        "report",
+        Per.RUN,
+        (),
+        whole_config=True,  # the page shows the whole config
+        results=(),
+        outs=(str(layout.report_page(OUTPUTS)),),
+        inputs=(f"{OUTPUTS}/figures", f"{OUTPUTS}/plots", f"{OUTPUTS}/metrics"),
+        note="last in the DAG: one page of every stage's figures, tables and metrics",
+    ),
+)
+
+
+def stage(name: str) -> Stage:
+    """The declaration of stage `name`."""
+    found = [s for s in STAGES if s.name == name]
+    if not found:
+        raise KeyError(f"no stage '{name}' is declared in pipeline/scale/declarations.py")
+    return found[0]

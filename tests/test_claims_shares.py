@@ -1,0 +1,166 @@
+"""Pattern-type shares corrected for the classifier (adjusted classify-and-count) against
+hand computations, and the type-share claim built on them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.claims.kovaleva import type_shares, types_recur
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.shares import (
+    adjusted_shares,
+    confusion_counts,
+    corrected_shares,
+    error_rates,
+    separation,
+)
+from pipeline.kovaleva.patterns import CLASSES
+
+# Ten maps labelled a: 8 called a, 2 called b; ten labelled b: 1 called a, 9 called b.
+ACTUAL = ["a"] * 10 + ["b"] * 10
+PREDICTED = ["a"] * 8 + ["b"] * 2 + ["a"] * 1 + ["b"] * 9
+
+
+def test_error_rates_are_the_rows_of_the_confusion_matrix():
+    counts = confusion_counts(ACTUAL, PREDICTED, ["a", "b", "c"])
+    assert counts.tolist() == [[8, 2, 0], [1, 9, 0], [0, 0, 0]]
+    rates = error_rates(counts)
+    assert rates[:2] == pytest.approx(np.array([[0.8, 0.2, 0], [0.1, 0.9, 0]]))
+    assert np.isnan(rates[2]).all()  # no map labelled c
+
+
+def test_two_types_give_the_textbook_adjusted_count():
+    """True shares 0.3 / 0.7 are called a 0.8 x 0.3 + 0.1 x 0.7 = 0.31 of the time; the
+    adjusted count (q - fpr) / (tpr - fpr) = (0.31 - 0.1) / (0.8 - 0.1) gives 0.3 back."""
+    rates = error_rates(confusion_counts(ACTUAL, PREDICTED, ["a", "b"]))
+    assert adjusted_shares(np.array([0.31, 0.69]), rates) == pytest.approx([0.3, 0.7], abs=1e-6)
+
+
+def test_three_types_recover_the_true_shares_and_stay_on_the_simplex():
+    rates = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
+    truth = np.array([0.5, 0.3, 0.2])
+    assert adjusted_shares(rates.T @ truth, rates) == pytest.approx(truth, abs=1e-6)
+    # observed shares no true shares give (a share below its errors): clipped at 0, sum 1
+    clipped = adjusted_shares(np.array([0.05, 0.9, 0.05]), rates)
+    assert clipped.min() >= 0 and clipped.sum() == pytest.approx(1)
+
+
+def test_separation_is_recall_minus_the_pooled_false_positive_rate():
+    counts = confusion_counts(ACTUAL, PREDICTED, ["a", "b"])
+    # a: recall 0.8, one of ten b maps called a (0.1); b: recall 0.9, false positives 0.2
+    assert separation(counts) == pytest.approx([0.7, 0.7])
+
+
+def _labelled(recalled_c: int) -> tuple[list[str], list[str]]:
+    """100 maps each of a and b (90 recalled), 20 of c of which `recalled_c` are recalled
+    and the rest called a."""
+    actual = ["a"] * 100 + ["b"] * 100 + ["c"] * 20
+    predicted = (
+        ["a"] * 90 + ["b"] * 10 + ["b"] * 90 + ["a"] * 10
+        + ["c"] * recalled_c + ["a"] * (20 - recalled_c)
+    )  # fmt: skip
+    return actual, predicted
+
+
+def _shares(recalled_c: int, observed, seed_change: float = 0.0):
+    observed = np.asarray(observed)
+    return corrected_shares(
+        observed, observed - 0.01, observed + 0.01, *_labelled(recalled_c), ("a", "b", "c"),
+        seed_change, resamples=300, seed=0,
+    )  # fmt: skip
+
+
+def test_a_type_never_recalled_cannot_be_identified_and_gets_no_share():
+    found = _shares(0, [0.6, 0.4, 0.0])
+    assert found.identifiable.tolist() == [True, True, False]
+    assert np.isnan(found.corrected[2]) and np.isnan(found.ci_low[2])
+    assert found.recalled.tolist() == [90, 90, 0] and found.labelled.tolist() == [100, 100, 20]
+    assert found.corrected[:2] == pytest.approx(
+        adjusted_shares(
+            np.array([0.6, 0.4, 0.0]), error_rates(confusion_counts(*_labelled(0), "abc"))[:2]
+        )
+    )
+
+
+def test_a_type_without_labelled_maps_is_not_identifiable():
+    actual, predicted = _labelled(0)
+    found = corrected_shares(
+        np.array([0.6, 0.4, 0.0]), np.array([0.59, 0.39, 0.0]), np.array([0.61, 0.41, 0.01]),
+        actual[:200], predicted[:200], ("a", "b", "c"), 0.0, resamples=100, seed=0,
+    )  # fmt: skip
+    assert found.identifiable.tolist() == [True, True, False]
+    assert found.labelled[2] == 0 and np.isnan(found.corrected[2])
+    assert found.false_positive[:2] == pytest.approx([0.1, 0.1])
+
+
+def test_the_interval_holds_the_estimate_and_widens_with_the_classifier_seed():
+    steady = _shares(18, [0.5, 0.3, 0.2])
+    assert steady.identifiable.all()
+    assert (steady.ci_low <= steady.corrected).all() and (steady.corrected <= steady.ci_high).all()
+    shaky = _shares(18, [0.5, 0.3, 0.2], seed_change=0.05)
+    assert ((shaky.ci_high - shaky.ci_low) > (steady.ci_high - steady.ci_low)).all()
+
+
+def test_a_share_within_the_classifiers_errors_is_unresolved():
+    """10% of a and b maps are called the other: an observed b share of 0.08 is what 0.8 of
+    pure a maps give (0.1 x 0.8): b's corrected share reaches 0."""
+    found = _shares(18, [0.9, 0.08, 0.02])
+    assert "b" in found.unresolved() and "a" not in found.unresolved()
+    assert found.false_positive[1] == pytest.approx(10 / 120)  # 10 of the 120 a and c maps
+
+
+def _outputs(tmp_path, recalled_block: int, shares: dict[str, float]) -> StageOutputs:
+    """A patterns_apply metrics file (seed 42, task sst2) and cross-validated predictions:
+    50 maps of each type, 48 recalled (2 called vertical, vertical's called diagonal), but
+    block's: `recalled_block` of 12 recalled, the rest called vertical."""
+    metrics = {"seed_stability.max_share_change": 0.005}
+    for kind, share in shares.items():
+        metrics |= {f"sst2.finetuned.{kind}": share, f"sst2.finetuned.{kind}_ci_low": share - 0.005,
+                    f"sst2.finetuned.{kind}_ci_high": share + 0.005}  # fmt: skip
+    (tmp_path / "metrics" / "patterns_apply").mkdir(parents=True)
+    (tmp_path / "metrics" / "patterns_apply" / "seed42.json").write_text(json.dumps(metrics))
+    rows = [(k, k if i < 48 else "diagonal" if k == "vertical" else "vertical")
+            for k in CLASSES if k != "block" for i in range(50)]  # fmt: skip
+    rows += [("block", "block" if i < recalled_block else "vertical") for i in range(12)]
+    (tmp_path / "plots" / "patterns_train").mkdir(parents=True)
+    pd.DataFrame(rows, columns=["actual", "predicted"]).to_csv(
+        tmp_path / "plots" / "patterns_train" / "confusion.csv", index=False
+    )
+    return StageOutputs(tmp_path)
+
+
+SHARES = {"vertical": 0.6, "diagonal": 0.1, "vertical+diagonal": 0.1, "block": 0.1,
+          "heterogeneous": 0.1}  # fmt: skip
+
+
+def test_a_type_the_classifier_cannot_identify_makes_the_claim_not_testable(tmp_path):
+    claim = types_recur("sst2")
+    measured = claim.measure(_outputs(tmp_path, 0, SHARES), 42)
+    assert claim.rule(measured) == "not testable"
+    assert measured.note.startswith(
+        "the classifier cannot identify block (12 maps labelled by eye, 0 of them recalled"
+    )
+    assert "; the others' corrected shares: vertical 0." in measured.note
+
+
+def test_the_claim_judges_the_smallest_corrected_share_of_all_five(tmp_path):
+    claim = types_recur("sst2")
+    measured = claim.measure(_outputs(tmp_path, 12, SHARES), 42)
+    assert claim.rule(measured) == "supported" and measured.note == ""
+    found = type_shares(_outputs(tmp_path / "again", 12, SHARES), "sst2", 42)
+    assert measured.statistic == pytest.approx(np.nanmin(found.corrected))
+    assert measured.ci_low == pytest.approx(found.ci_low.min())
+
+
+def test_a_share_the_classifier_cannot_resolve_says_so(tmp_path):
+    """Diagonal observed at 0.02, less than the 4% of vertical maps called diagonal."""
+    shares = SHARES | {"vertical": 0.68, "diagonal": 0.02}
+    measured = types_recur("sst2").measure(_outputs(tmp_path, 12, shares), 42)
+    assert measured.note == (
+        "below what the classifier resolves: diagonal (the classifier calls 1.2% of other "
+        "maps diagonal)"
+    )  # 2 of the 162 maps of the other types (vertical's) are called diagonal
