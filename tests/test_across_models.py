@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.claims.across_models import main, read_run, write_outputs
+from pipeline.claims.across_models import ModelRun, judged, main, read_run, write_outputs
 from pipeline.core.errors import PipelineError
 from pipeline.report.html import render_report
 from tests.builders import drawn
@@ -160,3 +160,14 @@ def test_two_tiny_models_as_experiments(tmp_path: Path, shared_data: Path) -> No
     run_ok(["dvc", "repro", "report"], root, env)  # upstream is tiny-l3's: only the report runs
     page = (root / "outputs/report.html").read_text()
     assert "Claims across models" in page and "<th>tiny_random_l3</th>" in page
+
+
+def test_each_models_line_says_which_registry_judged_it():
+    claims = pd.DataFrame(
+        {"claim": ["k.one"], "registration": ["registered"], "registry_version": [2],
+         "registry_status": ["frozen"], "registry_digest": ["0123456789abcdef"]}
+    )  # fmt: skip
+    run = ModelRun("exp", "c0ffee", "bert_base_uncased", claims)
+    assert judged(run) == "registered by registry version 2 (frozen, 0123456789ab)"
+    older = ModelRun("exp", "c0ffee", "m", claims[["claim"]])
+    assert judged(older) == "judged before the claims registry"

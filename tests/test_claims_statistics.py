@@ -4,13 +4,20 @@ against the best unit's own interval, which does not hold)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm, t
 
+from pipeline.claims.figures import scaled
 from pipeline.claims.rules import Measured
-from pipeline.claims.seeds import across_seeds, simulate_coverage
-from pipeline.claims.selection import best_over_median, best_unit
+from pipeline.claims.seeds import across_seeds
+from pipeline.claims.selection import best_removal, best_unit, mean_removal
+from pipeline.claims.table import rows_needed
+from pipeline.claims.thresholds import Z_POWER
+from pipeline.claims.unchanged import changed_share_bound
 
 
 def test_one_seed_keeps_its_own_interval():
@@ -28,12 +35,53 @@ def test_seeds_and_examples_add_in_quadrature():
     assert combined.ci_high == pytest.approx(0.2 + np.hypot(between, above))
 
 
-def test_the_seed_interval_covers_where_a_two_level_bootstrap_does_not():
-    """Three seeds whose effects differ by about three standard errors of one seed."""
-    found = simulate_coverage(3, 0.3, replicates=300)
-    assert found["across_seeds"] >= 0.93
-    assert found["two_level_bootstrap"] < 0.92
-    assert simulate_coverage(3, 0.0, replicates=300)["across_seeds"] >= 0.93
+def test_the_seed_detectable_effect_is_the_half_width_plus_z_power_standard_errors():
+    """Not the whole width read at a per-seed critical value: with 3 seeds the seeds' part
+    of the half-width is 4.30 of their standard errors, not 1.96."""
+    per_seed = [Measured(0.1, 0.05, 0.15), Measured(0.3, 0.25, 0.35), Measured(0.2, 0.15, 0.25)]
+    combined = across_seeds(per_seed)
+    spread = np.std([0.1, 0.3, 0.2], ddof=1) / np.sqrt(3)
+    error = np.hypot(spread, 0.05 / 1.959964)
+    half = (combined.ci_high - combined.ci_low) / 2
+    assert combined.detectable == pytest.approx(half + Z_POWER * error, rel=1e-6)
+    assert combined.detectable < half / 1.959964 * (1.959964 + Z_POWER)  # the old reading
+    between = t.ppf(0.975, 2) * spread
+    assert combined.evidence["between_seeds"] == pytest.approx(between)
+    assert combined.evidence["within_seeds"] == pytest.approx(0.05)
+
+
+def test_an_interval_of_zero_width_becomes_the_bound_on_rows_that_could_change():
+    assert changed_share_bound(96) == pytest.approx(1 - 0.025 ** (1 / 96))  # 0.0377
+    table = pd.DataFrame(
+        {"delta": [0.0, 0.0, 0.02], "ci_low": [0.0, 0.0, -0.01], "ci_high": [0.0, 0.0, 0.05],
+         "q_value": [1.0, 1.0, 0.5]}
+    )  # fmt: skip
+    best = best_removal(table, 96)
+    assert best.note.startswith("2 of 3 heads changed no prediction on the 96 rows")
+    assert best.ci_low < 0 < best.ci_high  # [0, 0] no longer decides anything
+    mean = mean_removal(table, 96)
+    bound = changed_share_bound(96)
+    whole = pd.DataFrame({"delta": [0, 0], "ci_low": [0, 0], "ci_high": [0, 0], "q_value": [1, 1]})
+    assert mean_removal(whole, 96).ci_high == pytest.approx(bound)  # integer columns too
+    assert mean.statistic == pytest.approx(0.02 / 3)
+    assert mean.ci_low == pytest.approx(mean.statistic - (2 * bound + 0.03) / 3)
+    assert mean.ci_high == pytest.approx(mean.statistic + (2 * bound + 0.03) / 3)
+
+
+def test_the_mean_removal_interval_covers_by_simulation():
+    """Heads whose changes share the rows' noise: the mean of the half-widths covers the mean
+    change at least 95% of the time."""
+    rng = np.random.default_rng(3)
+    hits, replicates, units, rows = 0, 400, 20, 200
+    for _ in range(replicates):
+        shared = rng.normal(0, 1, rows)  # [N]
+        changes = 0.5 * shared + rng.normal(0, 1, (units, rows))  # [m, N], true mean 0
+        delta = changes.mean(axis=1)
+        half = 1.959964 * changes.std(axis=1, ddof=1) / np.sqrt(rows)
+        table = pd.DataFrame({"delta": delta, "ci_low": delta - half, "ci_high": delta + half})
+        found = mean_removal(table, rows)
+        hits += found.ci_low <= 0 <= found.ci_high
+    assert hits / replicates >= 0.95
 
 
 def _best_unit_coverage(units: int, best_effect: float, replicates: int = 2000) -> tuple:
@@ -69,27 +117,38 @@ def test_the_simultaneous_interval_uses_the_bonferroni_z():
     assert chosen.ci_high == pytest.approx(0.1 + z * 0.1, rel=1e-4)
 
 
-def _ratio_coverage(top: float, replicates: int = 150) -> float:
-    """Coverage of the true best/median ratio of 72 heads (true means 0.1-0.2, the best
-    `top`; per-sentence sd 0.15, 100 sentences) by `best_over_median` built on each head's
-    95% percentile bootstrap interval, as the framenet stage writes them."""
-    rng = np.random.default_rng(11)
-    means = np.linspace(0.1, 0.2, 72)
-    means[0] = top
-    truth = means.max() / np.median(means)
-    hits = 0
-    for _ in range(replicates):
-        scores = means + rng.normal(0, 0.15, (100, 72))  # [N, K]
-        boot = scores[rng.integers(0, 100, (300, 100))].mean(axis=1)  # [B, K]
-        low, high = np.percentile(boot, [2.5, 97.5], axis=0)
-        found = best_over_median(scores.mean(axis=0), low, high)
-        hits += found.ci_low <= truth <= found.ci_high
-    return hits / replicates
+def test_rows_needed_grows_with_the_rows_and_stops_at_the_seeds_spread():
+    one_seed = Measured(0.0, -0.196, 0.196, evidence={"rows": 100})  # standard error 0.1
+    detectable = one_seed.detectable
+    assert rows_needed(one_seed, detectable / 2) == pytest.approx(400, abs=1)  # 4x the rows
+    seeds = Measured(
+        0.0, -0.3, 0.3, critical=2.5,
+        evidence={"rows": 100, "between_seeds": 0.25, "within_seeds": 0.17},
+    )  # fmt: skip
+    target = 0.2 * 2.5 / (2.5 + Z_POWER)  # the half-width that detects 0.2: below 0.25
+    assert target < 0.25 and math.isinf(rows_needed(seeds, 0.2))
+    assert rows_needed(seeds, 0.5) == math.ceil(
+        100 * 0.17**2 / ((0.5 * 2.5 / (2.5 + Z_POWER)) ** 2 - 0.25**2)
+    )
 
 
-@pytest.mark.parametrize("top", [0.2, 0.5])  # no head stands out; one does
-def test_the_best_over_median_interval_covers_after_the_choice(top):
-    """The percentile bootstrap that re-chooses the best head in each resample can miss
-    the true ratio altogether when no head stands out (the maximum of near-ties is biased
-    up); this interval covers at least 95% in both cases."""
-    assert _ratio_coverage(top) >= 0.95
+def test_the_forest_plot_turns_every_claim_to_its_claimed_side():
+    table = pd.DataFrame(
+        {"claim": ["kovaleva.a", "michel.b", "extension.c"], "verdict": ["supported"] * 3,
+         "estimate": [0.1, -0.005, 0.75], "ci_low": [0.05, -0.02, 0.6],
+         "ci_high": [0.15, 0.01, 0.9], "threshold": [0.0, -0.01, 0.5],
+         "side": ["above", "above", "below"]}
+    )  # fmt: skip
+    points = scaled(table).set_index("claim")
+    assert tuple(points.loc["kovaleva.a", ["x", "x_low", "x_high"]]) == pytest.approx(
+        (0.1, 0.05, 0.15)
+    )  # threshold 0: the statistic's own units
+    assert tuple(points.loc["michel.b", ["x", "x_low", "x_high"]]) == pytest.approx(
+        (0.5, -1.0, 2.0)
+    )  # (value + 0.01) / 0.01
+    assert tuple(points.loc["extension.c", ["x", "x_low", "x_high"]]) == pytest.approx(
+        (-0.5, -0.8, -0.2)
+    )  # below 0.5 claimed: turned, so the claimed side is right
+    assert list(points["group"]) == [
+        "Kovaleva et al. 2019", "Michel et al. 2019", "Extensions (this project's)"
+    ]  # fmt: skip

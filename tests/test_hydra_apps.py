@@ -39,8 +39,8 @@ def test_unknown_model_in_a_sweep_lists_valid_models():
     assert result.returncode == 2
     valid = (
         "albert_base_v2, bert_base_uncased, deberta_v3_base, distilbert_base_uncased, "
-        "electra_base_discriminator, minilm_l6, modernbert_base, roberta_base, tiny_albert, "
-        "tiny_distilbert, tiny_random"
+        "electra_base_discriminator, minilm_l6, modernbert_base, mpnet_base, roberta_base, "
+        "tiny_albert, tiny_distilbert, tiny_mpnet, tiny_random"
     )
     assert f"unknown model 'bert_huge'; valid models: {valid}" in result.stderr
 

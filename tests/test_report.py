@@ -10,9 +10,14 @@ import sys
 
 import matplotlib.pyplot as plt
 import pandas as pd
+import pytest
 
-from pipeline.core.io import save_figure, write_json, write_table
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.write import judge_claims
+from pipeline.core.io import save_figure, write_json, write_table, write_text
 from pipeline.report.html import render_report, stage_order
+from tests.test_claims import SEED, TASKS, build_outputs
+from tests.test_patterns import CHROMIUM, CHROMIUM_ARGS
 
 
 def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):
@@ -72,6 +77,67 @@ def test_a_stage_summary_opens_its_section_escaped(tmp_path):
     heading = page.index("Attention-pattern classifier")
     summary = page.index('<p class="summary">468 maps labelled by eye &lt;b&gt;</p>')
     assert heading < summary
+
+
+def _claims_report(root) -> str:
+    """A report of hand-built outputs whose claims stage has run (forest plot, table, metrics)."""
+    build_outputs(root)
+    files = judge_claims(StageOutputs(root), TASKS, [SEED], "minilm_l6")
+    for name, frame in files.tables.items():
+        write_table(root / f"plots/claims/{name}.csv", frame)
+    for name, text in files.texts.items():
+        write_text(root / f"plots/claims/{name}", text)
+    for name, drawn in files.figures.items():
+        save_figure(root / f"figures/claims/{name}.png", drawn.figure, drawn.caption, drawn.config)
+    write_json(root / "metrics/claims.json", files.metrics)
+    return render_report(root, "run", "seed: 42")
+
+
+def test_the_claims_section_opens_with_its_figure_and_names_its_registry(tmp_path):
+    page = _claims_report(tmp_path)
+    section = page.split("<h2>")[1]
+    assert section.startswith("Claims: the papers")
+    first = section.index("<figure>")
+    assert first < section.index('class="summary"') < section.index('<table class="claims">')
+    assert 'alt="figures/claims/forest.png"' in section[first : section.index("</figure>")]
+    digest = json.loads((tmp_path / "metrics/claims.json").read_text())["registry.digest"]
+    assert f"<code>{digest}</code>" in section and "every verdict is <b>fitted</b>" in section
+    markdown = (tmp_path / "plots/claims/results.md").read_text()
+    # the hand-built outputs score fewer relations than the committed run: no version's digest
+    assert markdown.startswith(
+        f"Judged by claims registry version 1 (unrecorded), digest `{digest}`"
+    )
+    assert section.count('<span class="meta">fitted</span>') == len(
+        pd.read_csv(tmp_path / "plots/claims/claims.csv")
+    )
+
+
+@pytest.mark.browser
+def test_the_claims_section_in_headless_chromium(tmp_path):
+    """The page as a reader sees it: the forest plot decodes and is the first thing of the
+    claims section, the registry line and the coloured verdict cells show."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian chromium not found at {CHROMIUM}; install it with .ci/browser.sh")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="python package playwright")
+    report = tmp_path / "report.html"
+    report.write_text(_claims_report(tmp_path / "outputs"))
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(report.as_uri())
+        heading = page.locator("h2").first
+        sync_api.expect(heading).to_contain_text("Claims: the papers")
+        first = "h => h.nextElementSibling.tagName + ' ' + h.nextElementSibling.innerHTML"
+        assert heading.evaluate(first).startswith("FIGURE <img")
+        image = page.locator("img[alt='figures/claims/forest.png']")
+        assert image.evaluate("i => i.complete && i.naturalWidth > 100 && i.naturalHeight > 100")
+        assert image.bounding_box()["width"] > 300  # drawn on the page, not collapsed
+        sync_api.expect(page.locator("p.registry")).to_contain_text("Claims registry version")
+        colour = page.locator("td.not-testable").first.evaluate(
+            "td => getComputedStyle(td).backgroundColor"
+        )
+        assert colour == "rgb(227, 227, 242)"
+        browser.close()
 
 
 RENDER = """

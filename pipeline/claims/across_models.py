@@ -44,7 +44,8 @@ FIGURE = Path("figures") / "across_models" / "verdicts.png"
 SHARED = ("claim", "kind", "source", "finding", "statistic", "paper_number")
 PER_MODEL = ("estimate", "ci_low", "ci_high", "verdict", "reason")
 COLOURS = {"supported": "#7fbf7f", "contradicted": "#e07b7b", "inconclusive": "#d9d9d9",
-           "underpowered": "#f2c46d", "not testable": "#a9a9d9"}  # fmt: skip
+           "underpowered": "#f2c46d", "not testable": "#a9a9d9",
+           "seed-dependent": "#d8a8d8"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,19 @@ def markdown(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
     return f"Claims across models: {sources}.\n\n" + "\n".join(lines) + "\n"
 
 
+def judged(run: ModelRun) -> str:
+    """Which claims registry judged a run and how ('fitted' or 'registered', registry.py);
+    a table written before the registry says so."""
+    claims = run.claims
+    if "registration" not in claims or claims.empty:
+        return "judged before the claims registry"
+    first = claims.iloc[0]
+    return (
+        f"{first['registration']} by registry version {int(first['registry_version'])} "
+        f"({first['registry_status']}, {str(first['registry_digest'])[:12]})"
+    )
+
+
 def summary(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
     """The verdict counts of the papers' findings per model, in sentences."""
     papers = table[table["kind"] == "paper"]
@@ -152,7 +166,9 @@ def summary(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
         counts = papers[f"{run.model}.verdict"].value_counts()
         tested = int(counts.sum())
         shown = ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if counts.get(v, 0))
-        parts.append(f"{run.model} ({run.name}, {run.commit[:7]}): {tested} ({shown})")
+        parts.append(
+            f"{run.model} ({run.name}, {run.commit[:7]}): {tested} ({shown}; {judged(run)})"
+        )
     return (
         f"{len(papers)} findings of the papers across {len(runs)} models, one DVC experiment "
         f"each: {'; '.join(parts)}. The papers measured bert-base; each model's numbers stand "

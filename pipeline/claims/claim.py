@@ -32,8 +32,15 @@ class Claim:
     `finetuned`: the tasks whose fine-tuned models the statistic reads. Such a claim can
     differ between fine-tuning seeds (it is evaluated per seed and over seeds), and is tested
     only on seeds whose models learned those tasks, unless `gated` is False (Table 1's claim,
-    which is about learning itself). `effect`: the effect the paper reports, as a distance
-    from the threshold on the claim's side, for the power check (None: it prints none)."""
+    which is about learning itself).
+
+    `effect`: the effect the power check looks for, as a distance from the threshold on the
+    claim's side (None: no power check). `effect_source` says where it comes from: empty
+    when it is the paper's own printed number for this quantity (`source.number`), else
+    e.g. "assumed: MRPC's +1.2" or "this project's margin". `headroom`: for a claim about
+    removing or pruning heads, the least the model must clear chance by on the ablation rows
+    themselves (lower 95% bound of the baseline's margin) for the claim to be testable; a
+    model with less than that has nothing to lose (None: no such check)."""
 
     name: str  # flat metrics prefix: <paper>.<finding>[.<task>...]
     source: Source
@@ -45,3 +52,5 @@ class Claim:
     gated: bool = True
     effect: float | None = None
     extension: bool = False
+    effect_source: str = ""
+    headroom: float | None = None

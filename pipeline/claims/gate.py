@@ -5,11 +5,17 @@ chance "uses no heads", so removing them costs nothing. A model learned its task
 the dev rows of Table 1, its main metric beats both the best constant prediction (the
 majority class; correlation 0 for a regression task) and the pre-trained model without
 fine-tuning, each by a paired 95% interval that lies above 0.
+
+A claim about removing or pruning heads also needs room on the rows the ablations score
+(`headroom_failure`): a model barely above chance there can lose no more than its margin,
+so "pruning costs under a point" would hold by default.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import pandas as pd
 
 from pipeline.claims.outputs import StageOutputs
 from pipeline.core.stage import seed_folder
@@ -36,4 +42,36 @@ def learned(out: StageOutputs, task: str, seed: int) -> Learned:
         f"the {task} model (seed {seed}) did not learn {task}: dev {score.statistic:.3f} "
         f"[{score.ci_low:.3f}, {score.ci_high:.3f}], chance {chance:.3f}, "
         f"no fine-tuning {pretrained:.3f}",
+    )
+
+
+def constant_score(metric: str, labels: pd.Series) -> float:
+    """The main metric of the best constant prediction (the most frequent label) on `labels`:
+    its accuracy is the majority share, its F1 that of always answering the majority label;
+    a correlation or MCC of a constant is 0."""
+    if metric == "accuracy":
+        return float(labels.value_counts(normalize=True).max())
+    if metric == "f1":
+        share = float((labels == 1).mean())
+        return 2 * share / (1 + share) if share >= 0.5 else 0.0
+    return 0.0
+
+
+def headroom_failure(out: StageOutputs, task: str, seed: int, needed: float) -> str:
+    """Why the ablation rows of `task`'s model (seed `seed`) leave a removal or pruning claim
+    nothing to measure ('' when they do not): the lower 95% bound of the baseline's margin
+    over chance on those rows is below `needed`, the effect the claim is about."""
+    ablated = ("ablate", task, seed_folder(seed))
+    metric = str(out.metrics(*ablated).get("main_metric", "accuracy"))
+    labels = out.table("ablate", task, seed_folder(seed), "examples")["label"]
+    chance = constant_score(metric, labels)
+    baseline = out.interval(ablated, "baseline")
+    margin = baseline.ci_low - chance
+    if margin >= needed and margin > 0:
+        return ""
+    return (
+        f"the {task} model (seed {seed}) clears chance on the {len(labels)} ablation rows by "
+        f"a lower bound of {margin:+.3f} ({metric} {baseline.statistic:.3f} "
+        f"[{baseline.ci_low:.3f}, {baseline.ci_high:.3f}], chance {chance:.3f}), less than the "
+        f"{needed:.3g} this claim is about: it has too little to lose"
     )

@@ -1,4 +1,5 @@
-"""The stages' results the claims read: flat metrics files and CSV tables under outputs/."""
+"""The stages' results the claims read: flat metrics files and CSV tables under outputs/,
+found where pipeline/core/layout.py puts them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.claims.rules import Measured
+from pipeline.core import layout
 from pipeline.core.errors import PipelineError
 
 
@@ -20,27 +22,32 @@ class StageOutputs:
         self.root = Path(root)
         self._metrics: dict[Path, dict] = {}
 
-    def metrics(self, *parts: str) -> dict:
-        """The metrics file outputs/metrics/<parts>.json."""
-        path = self.root.joinpath("metrics", *parts[:-1], f"{parts[-1]}.json")
+    def metrics(self, stage: str, *where: str) -> dict:
+        """The metrics file of `stage` (and its task and seed folder `where`)."""
+        path = layout.metrics(self.root, stage, *where)
         if path not in self._metrics:
             self._metrics[path] = _read_json(path)
         return self._metrics[path]
 
-    def table(self, *parts: str) -> pd.DataFrame:
-        """The table outputs/plots/<parts>.csv."""
-        path = self.root.joinpath("plots", *parts[:-1], f"{parts[-1]}.csv")
+    def has_metrics(self, stage: str, *where: str) -> bool:
+        """Whether `stage`'s metrics file exists (for inputs a table can do without)."""
+        return layout.metrics(self.root, stage, *where).exists()
+
+    def table(self, stage: str, *where_and_name: str) -> pd.DataFrame:
+        """The table `<name>.csv` of `stage` (in its task and seed folder)."""
+        *where, name = where_and_name
+        path = layout.results(self.root, "plots", stage, *where) / f"{name}.csv"
         if not path.exists():
-            raise PipelineError(f"claims: {path} is missing; run `dvc repro {parts[0]}` first")
+            raise PipelineError(f"claims: {path} is missing; run `dvc repro {stage}` first")
         return pd.read_csv(path)
 
     def value(self, metrics_file: tuple[str, ...], key: str) -> float:
         """One number of a metrics file."""
         values = self.metrics(*metrics_file)
         if key not in values:
-            where = "/".join(metrics_file)
+            path = layout.metrics(self.root, *metrics_file)
             raise PipelineError(
-                f"claims: outputs/metrics/{where}.json has no `{key}`; "
+                f"claims: {path} has no `{key}`; "
                 f"re-run `dvc repro {metrics_file[0]}` with the current code"
             )
         return float(values[key])

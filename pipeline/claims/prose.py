@@ -18,6 +18,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from pipeline.claims.kovaleva import TABLE1
+from pipeline.claims.table import PAPERS_EFFECT
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text
 
@@ -146,15 +147,23 @@ def _estimate(row: pd.Series) -> str:
     return f"{row['estimate']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
 
 
+def _effect(row: pd.Series) -> str:
+    """The power check's effect and whose it is: the paper's printed number, or assumed."""
+    effect = row.get("power_effect")
+    if effect is None or pd.isna(effect):
+        return ""
+    source = str(row.get("power_effect_source"))
+    whose = "paper" if source == PAPERS_EFFECT else source.split(":")[0]
+    return f"{effect:.3f} ({whose})"  # paper, assumed, or this project's margin
+
+
 def _verdict(row: pd.Series) -> str:
+    """The verdict, with its reason where it has one and the interval's note (e.g. how many
+    heads changed no prediction)."""
     verdict = f"**{row['verdict']}**" if row["verdict"] == "contradicted" else row["verdict"]
-    if row["verdict"] == "underpowered":
-        needed = row["rows_needed"]
-        rows = "" if pd.isna(needed) else f"; needs ~{int(needed):,} rows"
-        return f"{verdict} (detects {row['detectable']:.3f}, paper {row['paper_effect']:.3f}{rows})"
-    if row["verdict"] == "not testable":
-        return f"{verdict} ({row['reason']})"
-    return verdict
+    said = [row.get(k) for k in ("reason", "note")]
+    said = [text for text in said if isinstance(text, str) and text]
+    return f"{verdict} ({'; '.join(said)})" if said else verdict
 
 
 def _seeds(row: pd.Series) -> str:
@@ -165,9 +174,20 @@ def _seeds(row: pd.Series) -> str:
 
 def results_markdown(table: pd.DataFrame) -> str:
     """Counts per verdict, then one Markdown table for the papers' claims and one for the
-    extensions: claim, the paper's number, this run's estimate [95% CI], verdict (with its
-    reason), threshold sensitivity (verdict at half / double), seeds agreeing."""
+    extensions: claim, the paper's number, the effect the power check looked for (the
+    paper's, or assumed: its source is in the reason), this run's estimate [95% CI], verdict
+    (with its
+    reason), threshold sensitivity (verdict at half / double), seeds agreeing; first, the
+    claims registry the verdicts were judged by, where the table names one."""
     lines = []
+    if "registry_digest" in table and len(table):
+        first = table.iloc[0]
+        lines += [
+            f"Judged by claims registry version {int(first['registry_version'])} "
+            f"({first['registry_status']}), digest `{first['registry_digest']}`: every "
+            f"verdict is {first['registration']}.",
+            "",
+        ]
     for kind, title in (("paper", "The papers' findings"), ("extension", "Extensions")):
         rows = table[table["kind"] == kind]
         counts = rows["verdict"].value_counts()
@@ -175,9 +195,9 @@ def results_markdown(table: pd.DataFrame) -> str:
         lines += [
             f"{title} ({len(rows)}: {tally}):",
             "",
-            "| claim | paper (bert-base) | this run [95% CI] | verdict | at half / double "
-            "threshold | seeds agreeing |",
-            "|---|---|---|---|---|---|",
+            "| claim | paper (bert-base) | effect for power | this run [95% CI] | verdict | "
+            "at half / double threshold | seeds agreeing |",
+            "|---|---|---|---|---|---|---|",
         ]
         for _, row in rows.iterrows():
             sensitivity = (
@@ -186,8 +206,8 @@ def results_markdown(table: pd.DataFrame) -> str:
                 else "(threshold 0)"
             )
             lines.append(
-                f"| `{row['claim']}` | {_number(row['paper_number'])} | {_estimate(row)} | "
-                f"{_verdict(row)} | {sensitivity} | {_seeds(row)} |"
+                f"| `{row['claim']}` | {_number(row['paper_number'])} | {_effect(row)} | "
+                f"{_estimate(row)} | {_verdict(row)} | {sensitivity} | {_seeds(row)} |"
             )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

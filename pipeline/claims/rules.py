@@ -6,7 +6,9 @@ straddles the threshold. Two verdicts say why no test was made: `underpowered` (
 interval straddles the threshold, and the smallest effect this sample could detect is larger
 than the effect the paper reports, so the sample size decided the outcome in advance) and
 `not testable` (a fine-tuned model the claim reads did not learn its task, or the statistic
-is undefined on this run); the table gives the reason beside each.
+is undefined on this run); the table gives the reason beside each. A claim judged on several
+fine-tuning seeds is `seed-dependent` when one seed's interval supports it and another's
+contradicts it (pipeline/claims/table.py).
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from typing import Literal
 
 from pipeline.claims.thresholds import Z_CONFIDENCE, Z_POWER, Threshold
 
-Verdict = Literal["supported", "contradicted", "inconclusive", "underpowered", "not testable"]
+Verdict = Literal[
+    "supported", "contradicted", "inconclusive", "underpowered", "not testable", "seed-dependent"
+]
 VERDICTS: tuple[Verdict, ...] = (
     "supported",
     "contradicted",
     "inconclusive",
     "underpowered",
     "not testable",
+    "seed-dependent",  # one seed's model supports the claim and another's contradicts it
 )
 
 
@@ -77,6 +82,7 @@ class Beyond:
 
     threshold: Threshold
     side: Literal["above", "below"] = "above"
+    bound: float | None = None  # the largest value the statistic can take (1 for a share)
 
     def __call__(self, measured: Measured) -> Verdict:
         if measured.undefined:
@@ -88,8 +94,16 @@ class Beyond:
         return "supported" if above else "contradicted" if below else "inconclusive"
 
     def scaled(self, factor: float) -> Beyond:
-        """The same rule at `factor` times the threshold (the sensitivity columns)."""
+        """The same rule at `factor` times the threshold (the sensitivity columns); see
+        `decided_in_advance` for a scaled threshold the statistic cannot pass."""
         return replace(self, threshold=replace(self.threshold, value=self.threshold.value * factor))
+
+    def decided_in_advance(self) -> bool:
+        """A threshold at or beyond the statistic's `bound` (above) cannot be passed: the
+        verdict there says nothing about the data (doubling "more than half" gives 1)."""
+        return (
+            self.bound is not None and self.side == "above" and (self.threshold.value >= self.bound)
+        )
 
     def describe(self) -> str:
         low, high = ("ci_low", "ci_high") if self.side == "above" else ("ci_high", "ci_low")

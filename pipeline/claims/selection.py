@@ -18,6 +18,7 @@ from scipy.stats import norm
 
 from pipeline.claims.rules import Measured
 from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
+from pipeline.claims.unchanged import unchanged_note, widen_unchanged
 
 
 def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Measured:
@@ -36,36 +37,39 @@ def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Mea
     )
 
 
-def best_removal(table: pd.DataFrame, rows: float) -> Measured:
+def best_removal(table: pd.DataFrame, rows: float, units: str = "heads") -> Measured:
     """The best removal of an ablation table (columns delta, ci_low, ci_high, q_value) scored
     on `rows` dev rows, with the count of units whose gain is significant (q < 0.05,
-    Benjamini-Hochberg) as evidence."""
-    best = best_unit(table["delta"], table["ci_low"], table["ci_high"])
+    Benjamini-Hochberg) as evidence. A unit that changed no prediction gets the interval of
+    `unchanged.widen_unchanged` in place of [0, 0]."""
+    widened, unchanged = widen_unchanged(table, rows)
+    best = best_unit(widened["delta"], widened["ci_low"], widened["ci_high"])
     significant = int(((table["delta"] > 0) & (table["q_value"] < 1 - CONFIDENCE)).sum())
     return Measured(
         best.statistic,
         best.ci_low,
         best.ci_high,
         critical=best.critical,
+        note=unchanged_note(unchanged, len(table), units, rows),
         evidence={**best.evidence, "significant": significant, "rows": rows},
     )
 
 
-def best_over_median(score: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Measured:
-    """The best unit's score over the median unit's, from each unit's score and 95% interval
-    [m], with an interval that accounts for choosing the best: widen every interval to a
-    simultaneous one as in `best_unit`; when all hold, the largest true score lies in [max
-    lower, max upper] and the median true score in [median lower, median upper] (the median
-    never falls when one score rises), so the ratio lies in [max lower / median upper,
-    max upper / median lower]. Scores must be positive."""
-    score, ci_low, ci_high = (np.asarray(a, dtype=float) for a in (score, ci_low, ci_high))
-    critical = float(norm.ppf(1 - (1 - CONFIDENCE) / (2 * len(score))))
-    standard_error = (ci_high - ci_low) / (2 * Z_CONFIDENCE)  # [m]
-    lower, upper = score - critical * standard_error, score + critical * standard_error  # [m]
+def mean_removal(table: pd.DataFrame, rows: float) -> Measured:
+    """The mean change over every unit's removal (the expected change from disabling a unit
+    drawn at random), with a conservative interval: the units' changes are read on the same
+    rows and correlate, and the standard error of a mean is at most the mean of the standard
+    errors, so each side's half-width is the mean of the units' half-widths on that side
+    (units that changed no prediction widened as in `best_removal`)."""
+    widened, unchanged = widen_unchanged(table, rows)
+    delta = widened["delta"].to_numpy(dtype=float)  # [units]
+    below = float((delta - widened["ci_low"]).mean())
+    above = float((widened["ci_high"] - delta).mean())
+    mean = float(delta.mean())
     return Measured(
-        float(score.max() / np.median(score)),
-        float(max(lower.max(), 0.0) / np.median(upper)),
-        float(upper.max() / max(float(np.median(lower)), np.finfo(float).tiny)),
-        critical=critical,
-        evidence={"units": len(score)},
+        mean,
+        mean - below,
+        mean + above,
+        note=unchanged_note(unchanged, len(table), "heads", rows),
+        evidence={"units": len(table), "rows": rows},
     )

@@ -1,12 +1,14 @@
 """Every claim evaluated into one table.
 
-Per claim: the paper's statement and number beside this run's estimate, its interval and
-verdict, the rule's threshold with its reason, the verdict at half and double the
-threshold, the smallest effect the sample could detect, and the per-seed verdicts. A claim
-that reads fine-tuned models is evaluated on every fine-tuning seed whose models learned
-their task (gate.py); with two or more such seeds its interval spans seeds and examples
-(seeds.py). Pre-trained-only claims read the same files for every seed and are evaluated
-once.
+Per claim: the paper's statement and the number it prints for that quantity beside this
+run's estimate, its interval and verdict, the rule's threshold with its reason, the verdict
+at half and double the threshold, the smallest effect the sample could detect against the
+effect the power check looks for (and where that effect comes from), and the per-seed
+verdicts. A claim that reads fine-tuned models is evaluated on every fine-tuning seed whose
+models learned their task (gate.py); with two or more such seeds its interval spans seeds and
+examples (seeds.py), and it is `seed-dependent` when one seed supports it and another
+contradicts it. Pre-trained-only claims read the same files for every seed and are
+evaluated once.
 """
 
 from __future__ import annotations
@@ -17,21 +19,23 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.claims import clark, kobayashi, kovaleva, michel
+from pipeline.claims import clark, kobayashi, kovaleva, michel, voita
 from pipeline.claims.claim import Claim
-from pipeline.claims.gate import learned
+from pipeline.claims.gate import headroom_failure, learned
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import VERDICTS, Measured, Verdict
 from pipeline.claims.seeds import across_seeds
-from pipeline.claims.thresholds import SENSITIVITY
+from pipeline.claims.thresholds import SENSITIVITY, Z_POWER
 
 COLUMNS = (
     "claim", "kind", "source", "statement", "paper_number", "paper_number_note", "finding",
-    "statistic", "estimate", "ci_low", "ci_high", "seeds_used", "verdict", "reason",
-    "detectable", "paper_effect", "rows_factor", "rows_needed", "threshold", "threshold_reason",
-    "verdict_half_threshold", "verdict_double_threshold", "rule", "seeds", "seeds_same_verdict",
+    "statistic", "estimate", "ci_low", "ci_high", "seeds_used", "verdict", "reason", "note",
+    "detectable", "power_effect", "power_effect_source", "rows_factor", "rows_needed",
+    "dev_rows", "decidable", "threshold", "threshold_reason", "verdict_half_threshold",
+    "verdict_double_threshold", "rule", "side", "seeds", "seeds_same_verdict",
 )  # fmt: skip
 SEED_COLUMNS = ("seed", "claim", "estimate", "ci_low", "ci_high", "verdict", "reason")
+PAPERS_EFFECT = "the paper's"  # power_effect_source of an effect the paper prints
 
 
 def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
@@ -40,6 +44,7 @@ def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
         *kovaleva.claims(tasks, out),
         *clark.claims(tasks, out),
         *michel.claims(tasks),
+        *voita.claims(),
         *kobayashi.claims(tasks),
     ]
 
@@ -51,9 +56,31 @@ class Judged:
     reason: str
 
 
-def judge(claim: Claim, measured: Measured, reason: str = "") -> Judged:
-    """The rule's verdict; `underpowered` instead of `inconclusive` when the paper's effect
-    is smaller than the smallest effect this interval could detect."""
+def effect_source(claim: Claim) -> str:
+    """Where the power check's effect comes from, in words."""
+    return claim.effect_source or PAPERS_EFFECT
+
+
+def rows_needed(measured: Measured, effect: float) -> float:
+    """About how many rows would make the detectable effect shrink to `effect`: the rows'
+    part of the half-width shrinks as 1/sqrt(rows), the seeds' part (`between_seeds`, from
+    seeds.py) not at all, so when that part alone exceeds the half-width that detects
+    `effect`, no number of rows does (inf). NaN where the rows are unknown."""
+    rows = measured.evidence.get("rows")
+    if not rows:
+        return math.nan
+    target = effect * measured.critical / (measured.critical + Z_POWER)  # half-width needed
+    between = measured.evidence.get("between_seeds", 0.0)
+    within = measured.evidence.get("within_seeds", (measured.ci_high - measured.ci_low) / 2)
+    if between >= target:
+        return math.inf
+    return float(math.ceil(rows * within**2 / (target**2 - between**2)))
+
+
+def judge(claim: Claim, measured: Measured, reason: str = "", dev_rows: float = math.nan) -> Judged:
+    """The rule's verdict; `underpowered` instead of `inconclusive` when the effect the power
+    check looks for is smaller than the smallest effect this interval could detect, with
+    whether any number of the task's dev rows could decide it."""
     if reason:  # a gate failed
         return Judged(measured, "not testable", reason)
     verdict = claim.rule(measured)
@@ -61,21 +88,63 @@ def judge(claim: Claim, measured: Measured, reason: str = "") -> Judged:
         return Judged(measured, verdict, measured.note)
     underpowered = claim.effect is not None and claim.effect < measured.detectable
     if verdict == "inconclusive" and underpowered:
-        return Judged(
-            measured,
-            "underpowered",
-            f"the paper's effect {claim.effect:.3g} is below the smallest effect this "
-            f"sample detects ({measured.detectable:.3g} at 80% power)",
+        return Judged(measured, "underpowered", _underpowered_reason(claim, measured, dev_rows))
+    return Judged(measured, verdict, measured.note)
+
+
+def _underpowered_reason(claim: Claim, measured: Measured, dev_rows: float) -> str:
+    effect = claim.effect if claim.effect is not None else math.nan
+    reason = (
+        f"the effect looked for, {effect:.3g} ({effect_source(claim)}), is below the smallest "
+        f"effect this sample detects ({measured.detectable:.3g} at 80% power)"
+    )
+    needed = rows_needed(measured, effect)
+    if math.isinf(needed):
+        return reason + (
+            "; the seeds' own spread is wider than that: no number of rows decides it "
+            "on these seeds"
         )
-    return Judged(measured, verdict, "")
+    if math.isnan(needed):
+        return reason
+    if math.isnan(dev_rows):
+        return reason + f"; needs ~{needed:,.0f} rows"
+    if needed > dev_rows:
+        return reason + (
+            f"; needs ~{needed:,.0f} rows, the dev set has {dev_rows:,.0f}: not decidable on "
+            "this task"
+        )
+    return reason + (
+        f"; needs ~{needed:,.0f} rows of the {dev_rows:,.0f} the dev set has: decidable with "
+        "more of its rows"
+    )
 
 
 def gate_failures(claim: Claim, out: StageOutputs, seed: int) -> str:
-    """Why the claim cannot be tested on `seed`'s models ('' when it can)."""
+    """Why the claim cannot be tested on `seed`'s models ('' when it can): a model that did
+    not learn its task, or, for a removal or pruning claim, one with too little room above
+    chance on the ablation rows (gate.py)."""
     if not claim.gated:
         return ""
-    failed = (learned(out, task, seed) for task in claim.finetuned)
-    return "; ".join(g.reason for g in failed if not g.passed)
+    failed = [g.reason for g in (learned(out, task, seed) for task in claim.finetuned)]
+    failed = [reason for reason in failed if reason]
+    if not failed and claim.headroom is not None:
+        found = (headroom_failure(out, t, seed, claim.headroom) for t in claim.finetuned)
+        failed = [reason for reason in found if reason]
+    return "; ".join(failed)
+
+
+def dev_rows(out: StageOutputs, claim: Claim) -> float:
+    """The whole dev set of the claim's task (the prepare stage's count of its evaluation
+    split before any cap); NaN for a claim of no single task or without that count."""
+    if len(claim.finetuned) != 1 or not out.has_metrics("prepare"):
+        return math.nan
+    task = claim.finetuned[0]
+    counts = out.metrics("prepare")
+    splits = sorted(
+        k for k in counts
+        if k.startswith(f"{task}.") and k.endswith(".source_rows") and ".train." not in k
+    )  # fmt: skip
+    return float(counts[splits[0]]) if splits else math.nan
 
 
 def evaluate(
@@ -85,26 +154,63 @@ def evaluate(
     rows, seed_rows = [], []
     for claim in claims:
         evaluated = seeds if claim.finetuned else seeds[:1]
-        per_seed = {s: judge(claim, claim.measure(out, s), gate_failures(claim, out, s))
-                    for s in evaluated}  # fmt: skip
-        seed_rows += [_seed_row(claim, s, j) for s, j in per_seed.items()]
-        testable = {s: j for s, j in per_seed.items() if j.verdict != "not testable"}
-        if testable:
-            overall = judge(claim, across_seeds([j.measured for j in testable.values()]))
-        else:  # every seed not testable: say why for the first
-            overall = next(iter(per_seed.values()))
-        verdicts = [j.verdict for j in per_seed.values()]
-        agreeing = max(verdicts.count(v) for v in verdicts)  # seeds giving the commonest one
-        rows.append(
-            _row(claim, overall, testable)
-            | {
-                "seeds": len(verdicts) if claim.finetuned else math.nan,
-                "seeds_same_verdict": agreeing if claim.finetuned else math.nan,
-            }
-        )
+        measured = {s: claim.measure(out, s) for s in evaluated}
+        gates = {s: gate_failures(claim, out, s) for s in evaluated}
+        row, per_seed = evaluate_claim(claim, measured, gates, dev_rows(out, claim))
+        rows.append(row)
+        seed_rows += per_seed
+    return table_frames(rows, seed_rows)
+
+
+def table_frames(rows: list[dict], seed_rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows, columns=list(COLUMNS)), pd.DataFrame(
         seed_rows, columns=list(SEED_COLUMNS)
     )
+
+
+def evaluate_claim(
+    claim: Claim, measured: dict[int, Measured], gates: dict[int, str], dev: float
+) -> tuple[dict, list[dict]]:
+    """One claim's row of the table and its per-seed rows, from its statistic on each seed
+    and why each seed cannot be used ('' when it can)."""
+    per_seed = {s: judge(claim, m, gates[s], dev) for s, m in measured.items()}
+    testable = {s: j for s, j in per_seed.items() if j.verdict != "not testable"}
+    overall = _overall(claim, per_seed, testable, dev)
+    verdicts = [j.verdict for j in per_seed.values()]
+    agreeing = max(verdicts.count(v) for v in verdicts)  # seeds giving the commonest one
+    row = _row(claim, overall, testable, dev) | {
+        "seeds": len(verdicts) if claim.finetuned else math.nan,
+        "seeds_same_verdict": agreeing if claim.finetuned else math.nan,
+    }
+    return row, [_seed_row(claim, s, j) for s, j in per_seed.items()]
+
+
+def _overall(
+    claim: Claim, per_seed: dict[int, Judged], testable: dict[int, Judged], dev: float
+) -> Judged:
+    """The verdict over seeds: the pooled interval's, unless the seeds contradict each other
+    (`seed-dependent`); when no seed is testable, why, naming the seeds."""
+    if not testable:
+        if len(per_seed) == 1:
+            return next(iter(per_seed.values()))
+        first_seed, first = next(iter(per_seed.items()))
+        named = ", ".join(str(s) for s in per_seed)
+        return Judged(
+            first.measured,
+            "not testable",
+            f"not testable on any of seeds {named}; seed {first_seed}: {first.reason}",
+        )
+    pooled = judge(claim, across_seeds([j.measured for j in testable.values()]), "", dev)
+    sides = {v: [s for s, j in testable.items() if j.verdict == v]
+             for v in ("supported", "contradicted")}  # fmt: skip
+    if all(sides.values()):
+        return Judged(
+            pooled.measured,
+            "seed-dependent",
+            "; ".join(f"{v} on seed {', '.join(map(str, s))}" for v, s in sides.items())
+            + f"; the interval over seeds says {pooled.verdict}",
+        )
+    return pooled
 
 
 def _seed_row(claim: Claim, seed: int, judged: Judged) -> dict:
@@ -113,12 +219,15 @@ def _seed_row(claim: Claim, seed: int, judged: Judged) -> dict:
             "ci_high": m.ci_high, "verdict": judged.verdict, "reason": judged.reason}  # fmt: skip
 
 
-def _row(claim: Claim, judged: Judged, testable: dict[int, Judged]) -> dict:
+def _row(claim: Claim, judged: Judged, testable: dict[int, Judged], dev: float) -> dict:
     m, source, threshold = judged.measured, claim.source, claim.rule.threshold
     defined = not m.undefined and judged.verdict != "not testable"
     detectable = m.detectable if defined else math.nan
     effect = claim.effect if claim.effect is not None else math.nan
-    factor = (detectable / effect) ** 2 if judged.verdict == "underpowered" else math.nan
+    underpowered = judged.verdict == "underpowered"
+    needed = rows_needed(m, effect) if underpowered else math.nan
+    rows = m.evidence.get("rows", math.nan)
+    decidable = needed <= dev if underpowered and not math.isnan(dev * needed) else math.nan
     return {
         "claim": claim.name,
         "kind": "extension" if claim.extension else "paper",
@@ -134,32 +243,38 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged]) -> dict:
         "seeds_used": " ".join(str(s) for s in testable) if claim.finetuned else "",
         "verdict": judged.verdict,
         "reason": judged.reason,
+        "note": m.note if defined else "",
         "detectable": detectable,
-        "paper_effect": effect,
-        # rows needed / rows used for the detectable effect to shrink to the paper's
-        "rows_factor": factor,
-        "rows_needed": math.ceil(factor * m.evidence["rows"])
-        if "rows" in m.evidence and not math.isnan(factor)
-        else math.nan,
+        "power_effect": effect,
+        "power_effect_source": effect_source(claim) if claim.effect is not None else "",
+        # rows needed / rows used for the detectable effect to shrink to the power effect
+        "rows_factor": needed / rows if not math.isnan(needed * rows) else math.nan,
+        "rows_needed": needed,
+        "dev_rows": dev,
+        "decidable": decidable,
         "threshold": threshold.value,
         "threshold_reason": threshold.reason,
         "verdict_half_threshold": _at(claim, m, SENSITIVITY[0]) if defined else math.nan,
         "verdict_double_threshold": _at(claim, m, SENSITIVITY[1]) if defined else math.nan,
         "rule": claim.rule.describe(),
+        "side": getattr(claim.rule, "side", "above"),  # the claimed side of the threshold
     }
 
 
 def _at(claim: Claim, measured: Measured, factor: float) -> str:
-    """The interval's verdict with the threshold scaled by `factor`."""
-    return claim.rule.scaled(factor)(measured)
+    """The interval's verdict with the threshold scaled by `factor`, or `decided in advance`
+    where the scaled threshold is one the statistic cannot pass (rules.Beyond.bound)."""
+    scaled = claim.rule.scaled(factor)
+    return "decided in advance" if scaled.decided_in_advance() else scaled(measured)
 
 
 def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
     """`<claim>.statistic` / `.ci_low` / `.ci_high` / `.verdict` per claim (only the verdict
     where the statistic is undefined); per kind (`paper`, `extension`) the number of claims
-    per verdict (`verdicts.paper.supported`, ...); and among the claims that read
-    fine-tuned models, how many get one verdict from every seed (`seeds.same_verdict`, of
-    `seeds.claims`; `seeds.count` seeds)."""
+    per verdict (`verdicts.paper.supported`, ...) and of underpowered ones no dev set of the
+    task could decide (`verdicts.paper.not_decidable`); and among the testable claims that
+    read fine-tuned models, how many get one verdict from every seed (`seeds.same_verdict`,
+    of `seeds.claims`; `seeds.count` seeds)."""
     metrics: dict[str, float | str | int] = {}
     for row in table.itertuples():
         if not pd.isna(row.estimate):
@@ -172,46 +287,73 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
     for kind, rows in table.groupby("kind"):
         counts = rows["verdict"].value_counts()
         metrics |= {
-            f"verdicts.{kind}.{v.replace(' ', '_')}": int(counts.get(v, 0)) for v in VERDICTS
+            f"verdicts.{kind}.{v.replace(' ', '_').replace('-', '_')}": int(counts.get(v, 0))
+            for v in VERDICTS
         }
+        metrics[f"verdicts.{kind}.not_decidable"] = not_decidable(rows)
     agreeing, seed_dependent, seeds = seed_agreement(table)
     metrics |= {"seeds.count": seeds, "seeds.claims": seed_dependent}
     metrics["seeds.same_verdict"] = agreeing
     return metrics
 
 
+def not_decidable(rows: pd.DataFrame) -> int:
+    """Underpowered claims that no number of the task's dev rows (or of rows at all, where
+    the seeds' spread alone is too wide) could decide."""
+    return int((rows["decidable"] == False).sum())  # noqa: E712 (NaN: unknown)
+
+
 def seed_agreement(table: pd.DataFrame) -> tuple[int, int, int]:
     """(claims whose every seed gives one verdict, claims that can differ between seeds,
-    seeds): only claims that read fine-tuned models can differ."""
-    dependent = table.dropna(subset=["seeds"])
+    seeds): only claims that read fine-tuned models can differ, and only those testable on
+    at least one seed count (a claim not testable on every seed agrees by default)."""
+    finetuned = table.dropna(subset=["seeds"])
+    dependent = finetuned[finetuned["verdict"] != "not testable"]
     same = int((dependent["seeds_same_verdict"] == dependent["seeds"]).sum())
-    seeds = int(dependent["seeds"].max()) if len(dependent) else 0
+    seeds = int(finetuned["seeds"].max()) if len(finetuned) else 0
     return same, len(dependent), seeds
+
+
+def headline_counts(table: pd.DataFrame) -> str:
+    """'29 supported, 0 contradicted, ..., 11 underpowered (5 not decidable on their task's
+    dev set), ...' for the papers' findings."""
+    papers = table[table["kind"] == "paper"]
+    counts = papers["verdict"].value_counts()
+    parts = []
+    for verdict in VERDICTS:
+        part = f"{int(counts.get(verdict, 0))} {verdict}"
+        if verdict == "underpowered" and not_decidable(papers):
+            part += f" ({not_decidable(papers)} of them not decidable on their task's dev set)"
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def summary(table: pd.DataFrame) -> str:
     """The report's opening sentences."""
     papers = table[table["kind"] == "paper"]
-    counts = papers["verdict"].value_counts()
-    parts = ", ".join(f"{int(counts.get(v, 0))} {v}" for v in VERDICTS)
     agreeing, dependent, seeds = seed_agreement(table)
     across = (
-        f" Of the {dependent} claims that read fine-tuned models (the only ones that can differ "
-        f"between seeds), {agreeing} get the same verdict from all {seeds} seeds; their "
-        "intervals span seeds and examples."
+        f" Of the {dependent} claims that read fine-tuned models and are testable on at least "
+        f"one seed (the only ones that can differ between seeds), {agreeing} get the same "
+        f"verdict from all {seeds} seeds; their intervals span seeds and examples."
         if seeds > 1
         else " One fine-tuning seed was run: nothing here tells whether a verdict holds for "
         "another seed (the `standard` profile runs three)."
     )
     extensions = len(table) - len(papers)
     return (
-        f"{len(papers)} findings of the papers tested on this run: {parts}.{across} "
-        f"{extensions} further rows test this project's extensions and are not counted "
-        "among the papers' findings. This run's model is not the papers' bert-base: its "
-        "numbers stand beside the papers', not against them. A verdict is `supported` when "
-        "the 95% interval lies wholly on the claimed side of the threshold, `contradicted` "
-        "when it lies wholly on the other side, `inconclusive` when it straddles it, "
-        "`underpowered` when it straddles it and the paper's effect is smaller than the "
-        "smallest effect this sample could detect, and `not testable` when a fine-tuned "
-        "model the claim reads did not learn its task."
+        f"{len(papers)} findings of the papers tested on this run: {headline_counts(table)}."
+        f"{across} {extensions} further rows test this project's extensions and are not "
+        "counted among the papers' findings. This run's model is not the papers' bert-base: "
+        "its numbers stand beside the papers', not against them. A verdict is `supported` "
+        "when the 95% interval lies wholly on the claimed side of the threshold, "
+        "`contradicted` when it lies wholly on the other side, `inconclusive` when it "
+        "straddles it, `underpowered` when it straddles it and the effect the power check "
+        "looks for (the paper's, or one marked as assumed) is smaller than the smallest "
+        "effect this sample could detect, `not testable` when a fine-tuned model the claim "
+        "reads did not learn its task (or has too little room above chance on the ablation "
+        "rows for a removal claim), when the statistic is undefined, or when what it needs "
+        "is missing (a pattern type the classifier cannot identify, too few arcs of a "
+        "relation, too few heads; the reason says which), and `seed-dependent` when "
+        "one seed's model supports the claim and another's contradicts it."
     )

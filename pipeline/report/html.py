@@ -35,6 +35,7 @@ SECTIONS: dict[str, str] = {
     "clark_syntax": "Dependency-relation heads and the attention probe (Clark et al. Secs. 4.2, 5)",
     "clark_coref": "Coreference head on GAP (Clark et al. Sec. 4.3)",
 }
+FIGURES_FIRST = {"claims"}  # sections that open with their figure (the claims' forest plot)
 MAX_TABLE_ROWS = 25
 SUMMARY_FILE = "summary.txt"
 CLAIMS_TABLE = Path("claims") / "claims.csv"  # shown in full, verdicts coloured
@@ -97,12 +98,15 @@ def _estimate(estimate: float, low: float, high: float) -> str:
 
 def _claims_html(path: Path) -> str:
     """The claims table in full, the papers' findings first and the project's extensions
-    apart: the paper's statement and number beside this run's estimate [interval], the
-    verdict and its reason, the verdict at half and double the threshold, the seeds that
-    agree."""
+    apart: the paper's statement and printed number beside this run's estimate [interval],
+    the verdict with its reason and its mark (`fitted` or `registered`), the effect the power
+    check looked for and where it comes from, the verdict at half and double the threshold,
+    the seeds that agree; above it, the registry version and digest the verdicts were
+    judged by."""
     claims = pd.read_csv(path)
     columns = ("finding (paper's statement)", "paper's number (bert-base)", "statistic",
-               "this run [95% CI]", "verdict", "at half / double", "seeds agreeing")  # fmt: skip
+               "this run [95% CI]", "verdict", "effect for power", "at half / double",
+               "seeds agreeing")  # fmt: skip
     header = "".join(f"<th>{h}</th>" for h in columns)
     tables = []
     for kind, title in (("paper", "The papers' findings"), ("extension", "Extensions")):
@@ -118,7 +122,21 @@ def _claims_html(path: Path) -> str:
         "project's tests built on a paper's statement and are not counted among its findings."
         "</p>"
     )
-    return note + "".join(tables)
+    return _registry_html(claims) + note + "".join(tables)
+
+
+def _registry_html(claims: pd.DataFrame) -> str:
+    """Which claims registry judged the table: version, status, digest, and the verdicts'
+    mark (`fitted`: the model's results were seen before the rules were fixed)."""
+    if "registry_digest" not in claims or claims.empty:
+        return ""
+    first = claims.iloc[0]
+    return (
+        f'<p class="registry">Claims registry version {int(first["registry_version"])} '
+        f"({html.escape(str(first['registry_status']))}), digest "
+        f"<code>{html.escape(str(first['registry_digest']))}</code>: every verdict is "
+        f"<b>{html.escape(str(first['registration']))}</b>.</p>"
+    )
 
 
 def _claim_row(claim: tuple) -> str:
@@ -126,8 +144,21 @@ def _claim_row(claim: tuple) -> str:
     number = "" if pd.isna(claim.paper_number) else f"{claim.paper_number:.3g}"
     if number and claim.paper_number_note:
         number += f'<span class="meta">{html.escape(claim.paper_number_note)}</span>'
-    reason = claim.reason if isinstance(claim.reason, str) else ""
-    reason = f'<span class="meta">{html.escape(reason)}</span>' if reason else ""
+    said = [getattr(claim, k, "") for k in ("reason", "note")]
+    reason = "".join(
+        f'<span class="meta">{html.escape(text)}</span>'
+        for text in said
+        if isinstance(text, str) and text
+    )
+    mark = getattr(claim, "registration", "")
+    mark = f'<span class="meta">{html.escape(mark)}</span>' if isinstance(mark, str) else ""
+    effect = getattr(claim, "power_effect", float("nan"))
+    source = getattr(claim, "power_effect_source", "")
+    effect = (
+        ""
+        if pd.isna(effect)
+        else f'{effect:.3g}<span class="meta">{html.escape(str(source))}</span>'
+    )
     sensitivity = (
         f"{claim.verdict_half_threshold} / {claim.verdict_double_threshold}"
         if claim.threshold != 0 and isinstance(claim.verdict_half_threshold, str)
@@ -145,8 +176,8 @@ def _claim_row(claim: tuple) -> str:
         f"<td>{html.escape(claim.statistic)}"
         f'<span class="meta">{html.escape(claim.rule)} ({html.escape(claim.threshold_reason)})'
         f"</span></td><td>{_estimate(claim.estimate, claim.ci_low, claim.ci_high)}</td>"
-        f'<td class="{claim.verdict.replace(" ", "-")}">{claim.verdict}{reason}</td>'
-        f"<td>{sensitivity}</td><td>{seeds}</td></tr>"
+        f'<td class="{claim.verdict.replace(" ", "-")}">{claim.verdict}{reason}{mark}</td>'
+        f"<td>{effect}</td><td>{sensitivity}</td><td>{seeds}</td></tr>"
     )
 
 
@@ -202,7 +233,8 @@ td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
 .claims td{text-align:left;vertical-align:top}.supported{background:#dcefdc}
 .contradicted{background:#f6d5d5}.inconclusive{background:#f2f2f2}.underpowered{background:#fbeecf}
-.not-testable{background:#e3e3f2}
+.not-testable{background:#e3e3f2}.seed-dependent{background:#f0dcf0}
+.registry{font-size:.9em}
 """
 
 
@@ -226,9 +258,13 @@ def render_report(outputs: Path, title: str, params_text: str) -> str:
     for stage in stage_order(sorted(stages)):
         parts.append(f"<h2>{html.escape(SECTIONS.get(stage, stage))}</h2>")
         summary = table_root / stage / SUMMARY_FILE
+        figures = [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
+        if stage in FIGURES_FIRST:  # the section opens with its figure, the headline after
+            parts += figures
+            figures = []
         if summary.exists():
             parts.append(f'<p class="summary">{html.escape(summary.read_text())}</p>')
-        parts += [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
+        parts += figures
         tables = sorted((table_root / stage).rglob("*.csv"))
         special = {table_root / CLAIMS_TABLE: _claims_html, table_root / ACROSS_TABLE: _across_html}
         parts += [special[p](p) for p in tables if p in special]

@@ -201,11 +201,12 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "claims",
         Per.RUN,
-        ("tasks", "seed", "seeds"),
-        results=("plots", "metrics"),
+        ("tasks", "seed", "seeds", "model.name"),
         inputs=(
+            Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),
             Upstream("patterns_train", "metrics"),
+            Upstream("patterns_train", "plots", "confusion.csv"),
             Upstream("patterns_apply", "metrics"),
             Upstream("analyze", "metrics"),
             Upstream("ablate", "metrics"),

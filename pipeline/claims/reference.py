@@ -1,0 +1,178 @@
+"""Re-judge a kept reference run with the current claims and rules.
+
+A reference folder (outputs/reference/<profile>/, README.md there) keeps what a whole run's
+claims stage read and wrote, not every stage's outputs: the per-seed measurements
+(`claims_by_seed.csv`: seed, claim, estimate, interval), each seed's Table 1
+(`table1/seed<N>.json`, which the validity gate reads) and the pattern classifier's scores
+and shares. This module judges those kept measurements again with the current claims
+registry, rules and thresholds, and rewrites the folder's claims files (`claims.csv`,
+`claims_by_seed.csv`, `claims.json`, `summary.txt`, `results.md`, `forest.png`).
+
+What it reads, and from where:
+- the numbers (estimate and interval per claim and seed): the kept `claims_by_seed.csv`;
+- the gate: the kept Table 1 files; a removal or pruning claim's room above chance on the
+  ablation rows needs the ablation baseline, which a reference folder keeps only if its run
+  wrote it (`ablate/<task>/seed<N>.json`, `plots/ablate/...`): without it the claim is not
+  testable, and says so;
+- the claims' definitions and the row counts behind the power check: the kept files where
+  they hold them, else the checkout's own outputs for what depends on the data and the
+  pre-trained model alone (`SHARED`: the dev-set sizes, the syntax, coreference and
+  FrameNet stages), never for a fine-tuned model's files;
+- a claim the run did not measure (added since) is not testable, and says so.
+
+    python -m pipeline.claims.reference outputs/reference/standard
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import OmegaConf
+
+from pipeline.claims.claim import Claim
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.registry import registration, registry_digest
+from pipeline.claims.rules import Measured, undefined
+from pipeline.claims.table import (
+    all_claims,
+    dev_rows,
+    evaluate_claim,
+    gate_failures,
+    table_frames,
+)
+from pipeline.claims.write import claims_files, write_into
+from pipeline.core.errors import PipelineError
+
+SHARED = ("prepare", "clark_syntax", "clark_coref", "framenet")  # data and pre-trained model
+BY_SEED = "claims_by_seed.csv"
+# claims renamed since a kept run: new id -> the id the run wrote
+RENAMED = {
+    f"extension.layers_removal_helps.{task}": f"kovaleva.layers_removal_helps.{task}"
+    for task in ("sst2", "mrpc", "stsb", "qqp", "qnli", "mnli")
+}  # the paper states a layer's removal helps on RTE alone: other tasks are extensions
+NOT_MEASURED = (
+    "the reference run kept no measurement of this claim (it was added after the run): "
+    "rerun the profile"
+)
+
+
+class KeptOutputs(StageOutputs):
+    """A reference folder's kept files in the stages' layout (`<folder>/<stage>/...json`),
+    then the checkout's outputs for the stages in SHARED; anything else is missing."""
+
+    def __init__(self, kept: Path, checkout_outputs: Path) -> None:
+        super().__init__(checkout_outputs)
+        self.kept = Path(kept)
+
+    def _kept(self, parts: tuple[str, ...], suffix: str) -> Path:
+        return self.kept.joinpath(*parts[:-1], f"{parts[-1]}{suffix}")
+
+    def metrics(self, *parts: str) -> dict:
+        path = self._kept(parts, ".json")
+        if path.exists():
+            return json.loads(path.read_text())
+        if parts[0] in SHARED:
+            return super().metrics(*parts)
+        raise PipelineError(f"the reference {self.kept} keeps no {'/'.join(parts)}.json")
+
+    def has_metrics(self, *parts: str) -> bool:
+        if self._kept(parts, ".json").exists():
+            return True
+        return parts[0] in SHARED and super().has_metrics(*parts)
+
+    def table(self, *parts: str) -> pd.DataFrame:
+        path = self.kept.joinpath("plots", *parts[:-1], f"{parts[-1]}.csv")
+        if path.exists():
+            return pd.read_csv(path)
+        if parts[0] in SHARED:
+            return super().table(*parts)
+        raise PipelineError(f"the reference {self.kept} keeps no plots/{'/'.join(parts)}.csv")
+
+
+def kept_measurement(claim: Claim, out: KeptOutputs, kept: pd.DataFrame, seed: int) -> Measured:
+    """The kept estimate and interval of `claim` on `seed`, with the critical value, row
+    count and note that its measure gives where the kept files allow it to run."""
+    names = (claim.name, RENAMED.get(claim.name, claim.name))
+    found = kept[kept["claim"].isin(names) & (kept["seed"] == seed)]
+    if found.empty or found["estimate"].isna().all():
+        try:  # a statistic undefined by design says why itself
+            shape = claim.measure(out, seed)
+        except PipelineError:
+            return undefined(NOT_MEASURED)
+        return shape if shape.undefined else undefined(NOT_MEASURED)
+    row = found.iloc[0]
+    numbers = (float(row["estimate"]), float(row["ci_low"]), float(row["ci_high"]))
+    try:
+        shape = claim.measure(out, seed)
+    except PipelineError:
+        return Measured(*numbers)
+    if shape.undefined:
+        return Measured(*numbers)
+    return Measured(*numbers, critical=shape.critical, note=shape.note, evidence=shape.evidence)
+
+
+def kept_gate(claim: Claim, out: KeptOutputs, seed: int) -> str:
+    """Why `seed` cannot be used, by the current gate on the kept files ('' when it can)."""
+    try:
+        return gate_failures(claim, out, seed)
+    except PipelineError as missing:
+        return (
+            f"the room above chance on seed {seed}'s ablation rows cannot be checked "
+            f"({missing}); rerun the profile"
+        )
+
+
+def rejudge(folder: Path, checkout_outputs: Path, model: str) -> pd.DataFrame:
+    """Judge the kept measurements of `folder` again and rewrite its claims files."""
+    by_seed_path = folder / BY_SEED
+    if not by_seed_path.exists():
+        raise PipelineError(f"{by_seed_path} is missing: not a kept reference run")
+    kept = pd.read_csv(by_seed_path)
+    seeds = list(dict.fromkeys(int(s) for s in kept["seed"]))  # the primary seed first
+    out = KeptOutputs(folder, checkout_outputs)
+    tables = sorted(folder.glob("table1/seed*.json"))
+    if not tables:
+        raise PipelineError(f"{folder}/table1/ is missing: the gate cannot be checked")
+    tasks = sorted(
+        {k.split(".")[0] for k in json.loads(tables[0].read_text()) if k.endswith(".examples")}
+    )
+    order = [t for t in ("sst2", "mrpc", "rte", "stsb") if t in tasks]
+    tasks = order + [t for t in tasks if t not in order]
+    rows, seed_rows = [], []
+    for claim in all_claims(out, tasks):
+        evaluated = seeds if claim.finetuned else seeds[:1]
+        measured = {s: kept_measurement(claim, out, kept, s) for s in evaluated}
+        gates = {s: kept_gate(claim, out, s) for s in evaluated}
+        dev = dev_rows(out, claim)
+        row, per_seed = evaluate_claim(claim, measured, gates, dev)
+        rows.append(row)
+        seed_rows += per_seed
+    table, by_seed = table_frames(rows, seed_rows)
+    write_into(claims_files(table, by_seed, registration(registry_digest(out), model)), folder)
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.claims.reference",
+        description="Judge a kept reference run's measurements again with the current claims.",
+    )
+    parser.add_argument("folder", type=Path, help="e.g. outputs/reference/standard")
+    parser.add_argument("--outputs", type=Path, default=Path("outputs"), help="the checkout's")
+    parser.add_argument("--model", default=None, help="default: params.yaml's model.name")
+    args = parser.parse_args(argv)
+    model = args.model or str(OmegaConf.load("params.yaml").model.name)
+    try:
+        table = rejudge(args.folder, args.outputs, model)
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    print(f"{len(table)} claims judged again in {args.folder}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Voita et al. (2019), "Analyzing Multi-Head Self-Attention": the pruning finding, listed so
+that the table says why this run cannot test it."""
+
+from __future__ import annotations
+
+from pipeline.claims.claim import Claim, Source
+from pipeline.claims.rules import Beyond, undefined
+from pipeline.claims.thresholds import NOT_NOTICEABLE
+
+PAPER = "Voita et al. 2019"
+WHY_NOT = (
+    "the paper pruned a translation model's encoder (BLEU); the gates stage here scores its "
+    "gated classifier with the gated model's own interval (outputs/plots/gates/<task>/"
+    "seed<seed>/gates.csv), not a paired interval of its change from the unpruned model on "
+    "the same rows, so a small loss cannot be told from none"
+)
+
+
+def most_heads_prunable() -> Claim:
+    return Claim(
+        name="voita.most_heads_prunable",
+        source=Source(
+            PAPER,
+            "Abstract",
+            "most encoder heads can be pruned with little loss: on WMT EN-RU, pruning 38 of 48 "
+            "encoder heads costs 0.15 BLEU",
+        ),
+        finding="gates that keep about a fifth of the heads cost less than "
+        f"{-NOT_NOTICEABLE.value:g} of the main metric",
+        statistic="main-metric change of the gated model from the unpruned one (paired)",
+        rule=Beyond(NOT_NOTICEABLE),
+        measure=lambda out, seed: undefined(WHY_NOT),
+    )
+
+
+def claims() -> list[Claim]:
+    return [most_heads_prunable()]
