@@ -47,7 +47,11 @@ def stage_module(spec: dict) -> str:
 
 def code_in_deps(spec: dict) -> set[str]:
     """The deps of a stage that are project code (under pipeline/ or stages/)."""
-    return {d for d in spec.get("deps", []) if d.startswith(("pipeline/", "stages/"))}
+    return {
+        d
+        for d in spec.get("deps", [])
+        if d.startswith(("pipeline/", "stages/")) and d.endswith(".py")  # not package data
+    }
 
 
 def deps_against_imports(spec: dict) -> tuple[list[str], list[str]]:

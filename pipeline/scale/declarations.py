@@ -203,6 +203,7 @@ STAGES: tuple[Stage, ...] = (
         Per.RUN,
         ("tasks", "seed", "seeds", "model.name"),
         inputs=(
+            "pipeline/claims/amendments.yaml",  # the registry's versions, read at run time
             Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),
             Upstream("patterns_train", "metrics"),
