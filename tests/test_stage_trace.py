@@ -18,8 +18,6 @@ import json
 import os
 import sys
 from collections import defaultdict
-from functools import cache
-from pathlib import Path
 
 import pytest
 import yaml
@@ -27,10 +25,8 @@ import yaml
 from pipeline.scale.imports import (
     REPO,
     imported_modules,
-    module_file,
     only_a_docstring,
-    package_inits,
-    package_of,
+    project_closure,
 )
 from tests.conftest import micro_git_repo, run_ok
 from tests.test_dag import code_in_deps, dvc_stages, stage_module
@@ -64,21 +60,9 @@ def eager_imports(tree: ast.Module, package: str) -> set[str]:
     return found
 
 
-@cache
 def eager_closure(module: str) -> frozenset[str]:
     """The project files importing `module` surely loads (repo-relative)."""
-    seen: set[Path] = set()
-    pending = [module]
-    while pending:
-        name = pending.pop()
-        path = module_file(name)
-        if path is None or path in seen:
-            continue
-        seen.add(path)
-        seen.update(package_inits(name))
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        pending.extend(eager_imports(tree, package_of(path)))
-    return frozenset(str(p.relative_to(REPO)) for p in seen)
+    return frozenset(str(p.relative_to(REPO)) for p in project_closure(module, eager_imports))
 
 
 def covered_read(key: str, params: list[str]) -> bool:

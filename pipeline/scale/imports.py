@@ -7,6 +7,7 @@ same imports."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -77,8 +78,11 @@ def only_a_docstring(path: Path) -> bool:
 
 
 @cache
-def project_closure(module: str) -> frozenset[Path]:
-    """The project files that importing `module` runs, transitively."""
+def project_closure(
+    module: str, imports: Callable[[ast.Module, str], set[str]] = runtime_imports
+) -> frozenset[Path]:
+    """The project files that importing `module` runs, transitively (`imports`: the modules
+    one file's tree imports, given its package)."""
     seen: set[Path] = set()
     pending = [module]
     while pending:
@@ -89,7 +93,7 @@ def project_closure(module: str) -> frozenset[Path]:
         seen.add(path)
         seen.update(package_inits(name))
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        pending.extend(runtime_imports(tree, package_of(path)))
+        pending.extend(imports(tree, package_of(path)))
     return frozenset(seen)
 
 
