@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import exit_on_error
 from pipeline.kovaleva.patterns.annotate import open_session
 from pipeline.kovaleva.patterns.server import make_server
 
@@ -35,11 +34,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = OmegaConf.load(args.params)
     annotations = Path(cfg.paths.data) / "annotations" / cfg.model.name
-    try:
+    with exit_on_error():
         session = open_session(annotations, args.annotator)
-    except PipelineError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
     server = make_server(session, args.host, args.port)
     done, total = len(session.done), len(session.order)
     log.info(

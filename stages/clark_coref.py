@@ -24,7 +24,7 @@ from pipeline.core.stage import StageRun, stage_main
 
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_coref")
-    folder = Path(settings.dir or shared_data_dir(cfg) / "gap_coreference")
+    folder = Path(settings.dir or shared_data_dir(cfg.paths.shared_data) / "gap_coreference")
     select = read_gap_sample(folder, "development", settings.select_examples, cfg.seed)
     held_out = read_gap_sample(folder, "validation", settings.report_examples, cfg.seed)
     model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)

@@ -28,7 +28,7 @@ from pipeline.core.stage import StageRun, stage_main
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_syntax")
     ud = settings.ud
-    folder = Path(ud.dir or shared_data_dir(cfg) / "ud_english_ewt")
+    folder = Path(ud.dir or shared_data_dir(cfg.paths.shared_data) / "ud_english_ewt")
     train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed)
     dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed)
     model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)

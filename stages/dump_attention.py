@@ -10,6 +10,8 @@ outputs/metrics/dump_attention/<task>/seed<seed>.json.
 
 from __future__ import annotations
 
+from omegaconf import OmegaConf
+
 from pipeline.attention.dump_attention import dump_task
 from pipeline.attention.store import store_path
 from pipeline.attention.store_writer import config_hash
@@ -38,7 +40,10 @@ def run(stage: StageRun) -> None:
             max_length=cfg.shared.max_length,
             model_id=cfg.model.name,
             config_hash=config_hash(
-                cfg.model, cfg.dump_attention, cfg.shared.max_length, task.name
+                OmegaConf.to_container(cfg.model, resolve=True),
+                OmegaConf.to_container(cfg.dump_attention, resolve=True),
+                cfg.shared.max_length,
+                task.name,
             ),
             seed=cfg.seed,
         )

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 def run(stage: StageRun) -> None:
     settings = stage.settings("framenet")
-    source = shared_data_dir(stage.cfg) / Path(settings.source)  # an absolute source wins
+    # an absolute source wins over the shared data folder
+    source = shared_data_dir(stage.cfg.paths.shared_data) / Path(settings.source)
     sentences = read_sentences(source, settings)
     write_text(stage.data_out / "framenet" / "sentences.jsonl", to_jsonl(sentences))
     stage.write_outputs("framenet_data", metrics=sentence_counts(sentences))

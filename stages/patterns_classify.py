@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from pipeline.core import layout
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_table
 from pipeline.core.portable import use_portable_kernels
 from pipeline.kovaleva.patterns.apply import classify_map_set
@@ -32,11 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classifier", type=Path, default=layout.pattern_classifier("outputs"))
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    try:
+    with exit_on_error():
         labels = classify_map_set(args.maps, args.classifier)
-    except PipelineError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     write_table(args.out, labels)
     print(f"{len(labels)} maps -> {args.out}: {labels['label'].value_counts().to_dict()}")
     return 0

@@ -14,8 +14,9 @@ from pipeline.data.glue import prepare_task
 
 def run(stage: StageRun) -> None:
     settings, counts = stage.settings("prepare"), {}
+    glue = glue_dir(stage.cfg.paths.glue_dir, stage.cfg.paths.shared_data)
     for task in stage.tasks:
-        prepared = prepare_task(task, settings, glue_dir(stage.cfg), stage.cfg.seed)
+        prepared = prepare_task(task, settings, glue, stage.cfg.seed)
         for split, kept in prepared.items():
             write_table(stage.data_out / "glue" / task.name / f"{split}.parquet", kept.frame)
             counts.update(kept.counts(f"{task.name}.{split}"))

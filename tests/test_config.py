@@ -272,3 +272,25 @@ def test_the_schema_rejects_an_unknown_prepare_source():
     node = OmegaConf.create({"source": "ftp", "max_train_rows": None, "max_eval_rows": None})
     with pytest.raises(ValidationError, match=r"Invalid value 'ftp'[\s\S]*full_key: source"):
         typed(PrepareConfig, node)
+
+
+def test_libraries_receive_typed_settings_never_a_config_node() -> None:
+    """Only the stage runner (`pipeline/core/stage.py`) holds the composed config node and
+    hands each package its group as a dataclass (`StageRun.settings`); no other module under
+    `pipeline/` names `DictConfig`."""
+    import ast
+
+    naming = []
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        if path == REPO / "pipeline" / "core" / "stage.py":
+            continue
+        names = {n.id for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Name)}
+        imported = {
+            alias.name
+            for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.ImportFrom)
+            for alias in n.names
+        }
+        if "DictConfig" in names | imported:
+            naming.append(str(path.relative_to(REPO)))
+    assert naming == [], f"modules that take a raw config node (give them a dataclass): {naming}"

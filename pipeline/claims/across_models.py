@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.claims.rules import VERDICTS
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import Captioned, save_figure, write_table, write_text
 
 CLAIMS_CSV = "outputs/plots/claims/claims.csv"
@@ -235,12 +234,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="the DVC repository")
     parser.add_argument("--outputs", type=Path, default=None, help="default: <repo>/outputs")
     args = parser.parse_args(argv)
-    try:
+    with exit_on_error():
         runs = [read_run(args.repo, name) for name in args.experiments]
         table = write_outputs(args.outputs or args.repo / "outputs", runs)
-    except PipelineError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
     print(f"{len(table)} claims x {len(runs)} models -> {args.outputs or args.repo / 'outputs'}")
 
 

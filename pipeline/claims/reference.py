@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -45,7 +44,7 @@ from pipeline.claims.table import (
     table_frames,
 )
 from pipeline.claims.write import claims_files, write_into
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import PipelineError, exit_on_error
 
 SHARED = ("prepare", "clark_syntax", "clark_coref", "framenet")  # data and pre-trained model
 BY_SEED = "claims_by_seed.csv"
@@ -152,7 +151,7 @@ def rejudge(folder: Path, checkout_outputs: Path, model: str) -> pd.DataFrame:
         rows.append(row)
         seed_rows += per_seed
     table, by_seed = table_frames(rows, seed_rows)
-    write_into(claims_files(table, by_seed, registration(registry_digest(out), model)), folder)
+    write_into(claims_files(table, by_seed, registration(registry_digest(), model)), folder)
     return table
 
 
@@ -166,11 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=None, help="default: params.yaml's model.name")
     args = parser.parse_args(argv)
     model = args.model or str(OmegaConf.load("params.yaml").model.name)
-    try:
+    with exit_on_error():
         table = rejudge(args.folder, args.outputs, model)
-    except PipelineError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
     print(f"{len(table)} claims judged again in {args.folder}")
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from pipeline.core.errors import PipelineError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -24,12 +22,14 @@ def check_option(group: str, name: str) -> None:
         raise PipelineError(f"unknown {group} '{name}'; valid {group}s: {', '.join(valid)}")
 
 
-def shared_data_dir(cfg: DictConfig) -> Path:
-    """The folder of offline data sets: $DARK_SECRETS_DATA, else `paths.shared_data`."""
-    return Path(os.environ.get("DARK_SECRETS_DATA") or cfg.paths.shared_data)
+def shared_data_dir(configured: str) -> Path:
+    """The folder of offline data sets: $DARK_SECRETS_DATA, else `configured`
+    (`paths.shared_data`)."""
+    return Path(os.environ.get("DARK_SECRETS_DATA") or configured)
 
 
-def glue_dir(cfg: DictConfig) -> Path:
-    """The classic glue_data folder: $GLUE_DIR, else `paths.glue_dir`, else <shared>/glue_data."""
-    explicit = os.environ.get("GLUE_DIR") or cfg.paths.get("glue_dir")
-    return Path(explicit) if explicit else shared_data_dir(cfg) / "glue_data"
+def glue_dir(configured: str | None, shared_data: str) -> Path:
+    """The classic glue_data folder: $GLUE_DIR, else `configured` (`paths.glue_dir`), else
+    glue_data in the shared data folder (`paths.shared_data`)."""
+    explicit = os.environ.get("GLUE_DIR") or configured
+    return Path(explicit) if explicit else shared_data_dir(shared_data) / "glue_data"

@@ -31,7 +31,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import Captioned, save_figure, write_json, write_table, write_text
 from pipeline.core.layout import seed_folder
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
@@ -247,30 +247,21 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     write_json(stage.out("timings", *parts[:-1], f"{parts[-1]}.json"), timing)
 
 
-def _report(error: PipelineError) -> None:
-    print(f"error: {error}", file=sys.stderr)
-    sys.exit(2)
-
-
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
     args = sys.argv[1:]
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
-        try:
+        with exit_on_error():
             task, seed = _dvc_args(args)
             cfg = _load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
             _timed(run, stage, task)
-        except PipelineError as error:
-            _report(error)
         return
 
-    try:
+    with exit_on_error():
         check_overrides(args)
-    except PipelineError as error:
-        _report(error)
 
     import hydra
     from hydra.core.hydra_config import HydraConfig
@@ -278,9 +269,7 @@ def stage_main(run: StageFn) -> None:
     @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
     def hydra_job(cfg: DictConfig) -> None:
         out_root = Path(HydraConfig.get().runtime.output_dir)
-        try:
+        with exit_on_error():
             _timed(run, StageRun(cfg=cfg, out_root=out_root, under_dvc=False), None)
-        except PipelineError as error:
-            _report(error)
 
     hydra_job()

