@@ -343,7 +343,7 @@ def framenet_heads_stand_out() -> Claim:
     )
 
 
-def claims(tasks: Sequence[str], out: StageOutputs) -> list[Claim]:
+def claims(tasks: Sequence[str]) -> list[Claim]:
     found = [table1_order(t) for t in tasks]
     found += [types_recur(t) for t in tasks]
     found += [first_three_types_large_part(t) for t in tasks]

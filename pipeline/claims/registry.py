@@ -4,9 +4,12 @@ amendments that change it.
 The digest is the SHA-256 of a canonical JSON (sorted keys, no whitespace) of each claim's
 id, the paper's statement, its source (paper, place, printed number), the statistic, the
 rule's name and parameters (with the power check's effect and the room a removal claim
-needs) and the threshold, over the claims built for every task of Kovaleva et al.'s
-Table 1 (`REGISTRY_TASKS`). It hashes what the claims say, not the code, so a refactor
-leaves it alone and any change to a claim moves it.
+needs) and the threshold, over the claims declared for every task of Kovaleva et al.'s
+Table 1 (`REGISTRY_TASKS`). The extension row a run adds for each UD relation outside
+Clark's Table 1 is one template, registered once with the relation `RELATION` in its name:
+which relations a run scores depends on its data, never on the registry. It hashes what the
+claims say, not the code and not any run's outputs, so a refactor leaves it alone, every
+model's run shares it, and any change to a claim moves it.
 
 `amendments.yaml` beside this file lists the registry's versions, oldest first, each with
 its date, status (`draft` or `frozen`), digest, the models whose results had been seen when
@@ -40,14 +43,14 @@ import yaml
 
 from pipeline.claims.claim import Claim
 from pipeline.claims.kovaleva import TABLE1
-from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.table import all_claims
+from pipeline.claims.table import declared_claims
 from pipeline.claims.thresholds import Threshold
-from pipeline.core.errors import PipelineError
+from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_text
 
 AMENDMENTS = Path(__file__).with_name("amendments.yaml")
 REGISTRY_TASKS: tuple[str, ...] = tuple(TABLE1)  # every task of Kovaleva et al.'s Table 1
+RELATION = "<relation>"  # the per-relation extension row's place-holder (module docstring)
 STATUSES = ("draft", "frozen")
 
 
@@ -97,9 +100,15 @@ def digest(claims: Sequence[Claim]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def registry_digest(out: StageOutputs) -> str:
-    """The digest of the claims built for every task of the registry."""
-    return digest(all_claims(out, REGISTRY_TASKS))
+def registered_claims() -> list[Claim]:
+    """Every claim of the registry: those declared for every task of Kovaleva et al.'s
+    Table 1, the per-relation extension row once, as its template."""
+    return declared_claims(REGISTRY_TASKS, (RELATION,))
+
+
+def registry_digest() -> str:
+    """The digest of the registered claims."""
+    return digest(registered_claims())
 
 
 @dataclass(frozen=True)
@@ -208,20 +217,16 @@ def record_draft(current: str, path: Path = AMENDMENTS) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.claims.registry",
-        description="The claims registry's digest, from the claims built against the "
-        "committed outputs, and whether amendments.yaml records it.",
+        description="The claims registry's digest, from the claims the code declares, and "
+        "whether amendments.yaml records it.",
     )
-    parser.add_argument("--outputs", type=Path, default=Path("outputs"))
     parser.add_argument("--draft", action="store_true", help="record it as the draft's digest")
     args = parser.parse_args(argv)
-    try:
-        current = registry_digest(StageOutputs(args.outputs))
+    with exit_on_error():
+        current = registry_digest()
         if args.draft:
             record_draft(current)
         why = mismatch(current)
-    except PipelineError as error:
-        print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
     print(f"digest {current}; " + (why or f"version {versions()[-1].version} records it"))
     sys.exit(1 if why else 0)
 

@@ -38,15 +38,22 @@ SEED_COLUMNS = ("seed", "claim", "estimate", "ci_low", "ci_high", "verdict", "re
 PAPERS_EFFECT = "the paper's"  # power_effect_source of an effect the paper prints
 
 
-def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
-    """The papers' testable findings for these tasks, then the project's extensions."""
+def declared_claims(tasks: Sequence[str], relations: Sequence[str]) -> list[Claim]:
+    """The papers' testable findings for these tasks, then the project's extensions, with an
+    extension row for each UD relation of `relations` outside Clark's Table 1."""
     return [
-        *kovaleva.claims(tasks, out),
-        *clark.claims(tasks, out),
+        *kovaleva.claims(tasks),
+        *clark.claims(tasks, relations),
         *michel.claims(tasks),
         *voita.claims(),
         *kobayashi.claims(tasks),
     ]
+
+
+def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
+    """A run's claims: the declared ones, with a row for each relation its syntax stage
+    scored."""
+    return declared_claims(tasks, clark.scored_relations(out))
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def judge_claims(
 ) -> ClaimsFiles:
     """Judge every claim of `tasks` on `seeds` by the registry, as the claims stage does."""
     table, by_seed = evaluate(all_claims(out, tasks), out, seeds)
-    return claims_files(table, by_seed, registration(registry_digest(out), model))
+    return claims_files(table, by_seed, registration(registry_digest(), model))
 
 
 def write_into(files: ClaimsFiles, folder: Path) -> None:
