@@ -3,6 +3,7 @@ the classify command, the sampler, the annotation page and the stages."""
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,12 @@ from pipeline.attention.store_writer import write_attention
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns import CLASSES, DEFINITIONS
-from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
+from pipeline.kovaleva.patterns.agreement import (
+    annotator_agreement,
+    kappa,
+    paired_labels,
+    raw_agreement,
+)
 from pipeline.kovaleva.patterns.annotate import AnnotationSession
 from pipeline.kovaleva.patterns.apply import (
     class_shares,
@@ -43,6 +49,7 @@ from pipeline.kovaleva.patterns.labels import (
     append_label,
     drop_last_label,
     read_label_file,
+    read_labels,
     resolve,
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_map_set
@@ -829,3 +836,51 @@ def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     assert (
         tmp_path / "outputs" / "figures" / "patterns_apply" / "seed42" / "fig2_pattern_shares.png"
     ).exists()
+
+
+def test_disputed_sheets_hold_exactly_the_maps_two_annotators_label_differently(tmp_path):
+    from pipeline.kovaleva.patterns.disputed import disputed_maps, main
+
+    maps, _ = synthetic_set(6, seed=1)
+    write_map_set(tmp_path / "maps.npz", {f"m{i}": maps[i] for i in range(6)})
+    day = "2026-11-25"
+    write_labels_csv(
+        tmp_path / "visual.csv",
+        [
+            *[(f"m{i}", "vertical", "visual", "ann-a", day) for i in range(6)],
+            ("m0", "vertical", "visual", "ann-b", day),  # agrees
+            ("m1", "diagonal", "visual", "ann-b", day),  # disputed
+            ("m2", "vertical", "visual", "ann-b", day),
+            ("m3", "block", "visual", "ann-b", day),  # disputed
+            ("m4", "diagonal", "visual", "ann-c", day),  # ann-b never saw m4 or m5
+            ("m1", "vertical", "visual", "ann-b", day),  # ann-b changed their mind: latest wins
+        ],
+    )
+    assert disputed_maps(tmp_path, "ann-a", "ann-b", seed=0) == ["m3"]
+    assert sorted(disputed_maps(tmp_path, "ann-a", "ann-c", seed=0)) == ["m4"]
+    with pytest.raises(PipelineError, match="no label by ann-z"):
+        disputed_maps(tmp_path, "ann-a", "ann-z", seed=0)
+    main([str(tmp_path), "--between", "ann-a", "ann-b", "--out", str(tmp_path / "sheets")])
+    assert [p.name for p in (tmp_path / "sheets").iterdir()] == ["sheet_001.png"]
+
+
+REPO = Path(__file__).resolve().parent.parent
+AGREEMENT_ROW = re.compile(
+    r"^\| (\w) vs (\w)(?: \([^)]*\))? \| (\d+) \| ([0-9.]+) \| ([0-9.]+|see [^|]*) \|$", re.M
+)
+
+
+@pytest.mark.parametrize("model", ["minilm_l6", "mpnet_base"])
+def test_the_label_folders_agreement_tables_equal_their_label_files(model):
+    """Each `x vs y` row of data/annotations/<model>/README.md recomputes from the folder's
+    label files: the maps both annotators labelled, their raw agreement and kappa (3 decimals)."""
+    folder = REPO / "data" / "annotations" / model
+    labels = read_labels(folder, read_map_set(folder / "maps.npz"))
+    rows = AGREEMENT_ROW.findall((folder / "README.md").read_text())
+    assert len(rows) >= 1
+    for first, second, maps, agreement, kappa_text in rows:
+        pairs = paired_labels(labels, f"annotator-{first}", f"annotator-{second}")
+        assert len(pairs) == int(maps), (first, second)
+        assert f"{raw_agreement(pairs['first'], pairs['second']):.3f}" == agreement
+        if not kappa_text.startswith("see"):
+            assert f"{kappa(pairs['first'], pairs['second']):.3f}" == kappa_text, (first, second)

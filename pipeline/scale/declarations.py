@@ -110,7 +110,7 @@ STAGES: tuple[Stage, ...] = (
         Per.RUN,
         ("seed", "model.name", "patterns"),
         outs=(str(layout.pattern_classifier(OUTPUTS)), str(layout.pattern_labels(OUTPUTS))),
-        inputs=(f"{DATA}/annotations",),
+        inputs=(f"{DATA}/annotations/${{patterns.labels_from}}",),  # the label folder it reads
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
     ),
     Stage(
