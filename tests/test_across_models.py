@@ -171,3 +171,38 @@ def test_each_models_line_says_which_registry_judged_it():
     assert judged(run) == "registered by registry version 2 (frozen, 0123456789ab)"
     older = ModelRun("exp", "c0ffee", "m", claims[["claim"]])
     assert judged(older) == "judged before the claims registry"
+
+
+def _run(model: str, verdicts: dict[str, str], control: bool = False) -> ModelRun:
+    claims = pd.DataFrame(
+        [
+            {"claim": c, "kind": "paper", "source": "P", "finding": "f", "statistic": "s",
+             "paper_number": 0.1, "estimate": 0.0, "ci_low": -1.0, "ci_high": 1.0,
+             "verdict": v, "reason": ""}
+            for c, v in verdicts.items()
+        ]
+    )  # fmt: skip
+    return ModelRun(f"exp-{model}", "c0ffee0", model, claims, control=control)
+
+
+def test_findings_held_count_the_real_models_and_never_the_control(tmp_path: Path) -> None:
+    runs = [
+        _run("small", {"a": "supported", "b": "supported", "c": "inconclusive"}),
+        _run("base", {"a": "supported", "b": "contradicted", "c": "not testable"}),
+        _run("noise", {"a": "contradicted", "b": "supported", "c": "supported"}, control=True),
+    ]
+    table = write_outputs(tmp_path, runs)
+    assert table.set_index("claim")["supported_on"].to_dict() == {"a": 2, "b": 1, "c": 0}
+    text = (tmp_path / "plots/across_models/summary.txt").read_text()
+    assert "Of 3 papers' findings, 1 are supported on all 2 real models (small, base): `a`; " \
+        "1 on some of them; 1 on none." in text  # fmt: skip
+    assert "noise (exp-noise, c0ffee0): 3 (" in text and "; a random control)" in text
+    assert "contrastive sentence encoders" in text and "a sixth, as in bert-base" in text
+    md = (tmp_path / "plots/across_models/claims.md").read_text()
+    assert "| claim | paper (bert-base) | small | base | noise (random control) |" in md
+
+
+def test_a_control_that_is_not_an_experiment_fails_in_one_line(toy_repo: Path, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["exp-alpha", "--control", "exp-beta", "--repo", str(toy_repo)])
+    assert capsys.readouterr().err == "error: --control exp-beta is not among the experiments\n"

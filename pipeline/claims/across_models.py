@@ -9,7 +9,8 @@ params.yaml), through DVC's API, and writes:
 
 - outputs/plots/across_models/claims.csv: one row per claim (claim, kind, source, finding,
   statistic, paper_number), then per model `<model>.estimate`, `.ci_low`, `.ci_high`,
-  `.verdict`, `.reason`;
+  `.verdict`, `.reason`, and `supported_on`: on how many of the real models (all but the
+  `--control` runs) the claim is supported;
 - outputs/plots/across_models/runs.csv: model, experiment, the commit it was read from;
 - outputs/plots/across_models/claims.md: the table to read, the paper's number once;
 - outputs/plots/across_models/summary.txt: the verdict counts per model, in sentences;
@@ -19,12 +20,13 @@ The report stage depends on outputs/plots and outputs/figures whole, so `dvc rep
 redraws the report when this table changes; the commits in runs.csv say exactly which runs
 the table holds.
 
-    python -m pipeline.claims.across_models minilm tiny
+    python -m pipeline.claims.across_models minilm mpnet tiny --control tiny
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import math
 from collections.abc import Sequence
@@ -47,14 +49,36 @@ COLOURS = {"supported": "#7fbf7f", "contradicted": "#e07b7b", "inconclusive": "#
            "seed-dependent": "#d8a8d8"}  # fmt: skip
 
 
+# What a reader must know before comparing models with the papers (in the summary and table).
+CAVEATS = (
+    "Two caveats. The real models here are contrastive sentence encoders (all-MiniLM-L6-v2, "
+    "all-mpnet-base-v2: masked-LM checkpoints trained further on sentence pairs), so their "
+    "'pre-trained' maps are not a masked-LM checkpoint's, as bert-base's were in the papers. "
+    "And claims that name layers read them from the top: 'the last two layers' are layers "
+    "5-6 of a 6-layer model (a third of its depth) and 11-12 of a 12-layer one (a sixth, as in "
+    "bert-base)."
+)
+
+
 @dataclass(frozen=True)
 class ModelRun:
-    """One experiment's claims: the name it was asked by, its commit, model and table."""
+    """One experiment's claims: the name it was asked by, its commit, model and table;
+    `control`: a random model, a negative control rather than a model whose findings count."""
 
     name: str
     commit: str
     model: str
     claims: pd.DataFrame
+    control: bool = False
+
+    @property
+    def heading(self) -> str:
+        """The model's column heading: its name and how its verdicts were judged."""
+        if self.control:
+            return f"{self.model} (random control)"
+        if "registration" in self.claims and len(self.claims):
+            return f"{self.model} ({self.claims['registration'].iloc[0]})"
+        return self.model
 
 
 def read_run(repo: Path, name: str) -> ModelRun:
@@ -110,7 +134,26 @@ def across_models(runs: Sequence[ModelRun]) -> pd.DataFrame:
         own = run.claims.set_index("claim")[list(PER_MODEL)]
         own.columns = [f"{run.model}.{c}" for c in PER_MODEL]
         table = table.join(own, on="claim")
+    real = [r.model for r in runs if not r.control]
+    supported = table[[f"{m}.verdict" for m in real]].eq("supported")
+    table["supported_on"] = supported.sum(axis=1).astype(int)  # of the real models
     return table.reset_index(drop=True)
+
+
+def holding(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
+    """Which of the papers' findings are supported on every real model, on some, on none."""
+    real = [r.model for r in runs if not r.control]
+    papers = table[table["kind"] == "paper"]
+    on = papers["supported_on"]
+    every, some = papers[on == len(real)], papers[(on > 0) & (on < len(real))]
+    if len(real) < 2:
+        return f"{len(every)} of the papers' findings are supported on {real[0]}."
+    named = ", ".join(f"`{c}`" for c in every["claim"]) or "none"
+    return (
+        f"Of {len(papers)} papers' findings, {len(every)} are supported on all {len(real)} "
+        f"real models ({', '.join(real)}): {named}; {len(some)} on some of them; "
+        f"{int((on == 0).sum())} on none."
+    )
 
 
 def runs_table(runs: Sequence[ModelRun]) -> pd.DataFrame:
@@ -134,14 +177,14 @@ def _cell(row: pd.Series, model: str) -> str:
 def markdown(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
     """The table to read: claim, the paper's number (bert-base), then one column per model."""
     models = [r.model for r in runs]
-    header = ["claim", "paper (bert-base)", *models]
+    header = ["claim", "paper (bert-base)", *(r.heading for r in runs)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in table.iterrows():
         number = "" if pd.isna(row["paper_number"]) else f"{row['paper_number']:.3f}"
         cells = [f"`{row['claim']}`", number, *(_cell(row, m) for m in models)]
         lines.append("| " + " | ".join(cells) + " |")
     sources = ", ".join(f"{r.model} from {r.name} ({r.commit[:7]})" for r in runs)
-    return f"Claims across models: {sources}.\n\n" + "\n".join(lines) + "\n"
+    return f"Claims across models: {sources}. {CAVEATS}\n\n" + "\n".join(lines) + "\n"
 
 
 def judged(run: ModelRun) -> str:
@@ -165,13 +208,15 @@ def summary(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
         counts = papers[f"{run.model}.verdict"].value_counts()
         tested = int(counts.sum())
         shown = ", ".join(f"{int(counts[v])} {v}" for v in VERDICTS if counts.get(v, 0))
+        control = "; a random control" if run.control else ""
         parts.append(
-            f"{run.model} ({run.name}, {run.commit[:7]}): {tested} ({shown}; {judged(run)})"
+            f"{run.model} ({run.name}, {run.commit[:7]}): {tested} ({shown}; {judged(run)}"
+            f"{control})"
         )
     return (
         f"{len(papers)} findings of the papers across {len(runs)} models, one DVC experiment "
-        f"each: {'; '.join(parts)}. The papers measured bert-base; each model's numbers stand "
-        "beside the papers', not against them."
+        f"each: {'; '.join(parts)}. {holding(table, runs)} The papers measured bert-base; "
+        f"each model's numbers stand beside the papers', not against them. {CAVEATS}"
     )
 
 
@@ -196,7 +241,9 @@ def verdict_figure(table: pd.DataFrame, runs: Sequence[ModelRun]) -> Captioned:
         aspect="auto",
         interpolation="nearest",
     )
-    ax.set_xticks(range(len(models)), models, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(
+        range(len(models)), [r.heading for r in runs], rotation=30, ha="right", fontsize=8
+    )
     ax.set_yticks(range(len(table)), table["claim"], fontsize=6)
     ax.legend(
         handles=[Patch(color=COLOURS[v], label=v) for v in VERDICTS],
@@ -233,9 +280,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("experiments", nargs="+", help="experiment names or git revisions")
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="the DVC repository")
     parser.add_argument("--outputs", type=Path, default=None, help="default: <repo>/outputs")
+    parser.add_argument(
+        "--control",
+        action="append",
+        default=[],
+        metavar="EXPERIMENT",
+        help="an experiment of a random model: shown as a negative control, never counted "
+        "among the models a finding holds on (repeatable)",
+    )
     args = parser.parse_args(argv)
     with exit_on_error():
-        runs = [read_run(args.repo, name) for name in args.experiments]
+        unknown = set(args.control) - set(args.experiments)
+        if unknown:
+            raise PipelineError(f"--control {sorted(unknown)[0]} is not among the experiments")
+        runs = [
+            dataclasses.replace(read_run(args.repo, name), control=name in args.control)
+            for name in args.experiments
+        ]
         table = write_outputs(args.outputs or args.repo / "outputs", runs)
     print(f"{len(table)} claims x {len(runs)} models -> {args.outputs or args.repo / 'outputs'}")
 
