@@ -105,6 +105,15 @@ def test_the_interval_holds_the_estimate_and_widens_with_the_classifier_seed():
     assert ((shaky.ci_high - shaky.ci_low) > (steady.ci_high - steady.ci_low)).all()
 
 
+def test_one_type_alone_with_an_unstable_classifier_still_gets_an_interval():
+    """All maps of one type and a classifier whose seeds disagree a lot (a random model's
+    maps): some joint draws clip every share to 0; they carry no composition and are left
+    out, so the interval stays finite."""
+    found = _shares(18, [1.0, 0.0, 0.0], seed_change=0.9)
+    assert np.isfinite(found.ci_low).all() and np.isfinite(found.ci_high).all()
+    assert (found.ci_low <= found.corrected + 1e-12).all()
+
+
 def test_a_share_within_the_classifiers_errors_is_unresolved():
     """10% of a and b maps are called the other: an observed b share of 0.08 is what 0.8 of
     pure a maps give (0.1 x 0.8): b's corrected share reaches 0."""

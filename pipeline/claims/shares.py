@@ -149,9 +149,11 @@ def corrected_shares(
             absent = np.isnan(drawn_rates).any(1)  # a type not drawn keeps its full rates
             drawn_rates[absent] = rates[absent]
             shares = (observed + rng.normal(0, spread)).clip(min=0)  # [K]
-            draws.append(adjusted_shares(shares / shares.sum(), drawn_rates))
+            if shares.sum() > 0:  # a draw with every share clipped to 0 has no composition
+                draws.append(adjusted_shares(shares / shares.sum(), drawn_rates))
         corrected[known] = adjusted_shares(observed, rates)
-        low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
+        if draws:
+            low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
     recall, false_positive = recall_and_false_positive(counts)
     return CorrectedShares(
         classes=tuple(classes),
