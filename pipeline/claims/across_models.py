@@ -134,15 +134,19 @@ def across_models(runs: Sequence[ModelRun]) -> pd.DataFrame:
         own = run.claims.set_index("claim")[list(PER_MODEL)]
         own.columns = [f"{run.model}.{c}" for c in PER_MODEL]
         table = table.join(own, on="claim")
-    real = [r.model for r in runs if not r.control]
-    supported = table[[f"{m}.verdict" for m in real]].eq("supported")
+    supported = table[[f"{m}.verdict" for m in real_models(runs)]].eq("supported")
     table["supported_on"] = supported.sum(axis=1).astype(int)  # of the real models
     return table.reset_index(drop=True)
 
 
+def real_models(runs: Sequence[ModelRun]) -> list[str]:
+    """The models whose findings count: every run's but the controls'."""
+    return [r.model for r in runs if not r.control]
+
+
 def holding(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
     """Which of the papers' findings are supported on every real model, on some, on none."""
-    real = [r.model for r in runs if not r.control]
+    real = real_models(runs)
     papers = table[table["kind"] == "paper"]
     on = papers["supported_on"]
     every, some = papers[on == len(real)], papers[(on > 0) & (on < len(real))]

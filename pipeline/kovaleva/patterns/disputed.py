@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from pipeline.core.errors import PipelineError, exit_on_error
+from pipeline.kovaleva.patterns.agreement import paired_labels
 from pipeline.kovaleva.patterns.labels import MAPS_FILE, read_labels
 from pipeline.kovaleva.patterns.mapsets import read_map_set
 from pipeline.kovaleva.patterns.sheets import render_sheets
@@ -27,15 +29,16 @@ from pipeline.kovaleva.patterns.sheets import render_sheets
 def disputed_maps(folder: Path, first: str, second: str, seed: int) -> list[str]:
     """The ids of the maps `first` and `second` both labelled, with different labels, in an
     order shuffled by `seed`."""
-    maps = read_map_set(folder / MAPS_FILE)
-    labels = read_labels(folder, maps)
-    latest = labels.drop_duplicates(["map_id", "annotator"], keep="last")
-    by = {a: latest[latest["annotator"] == a].set_index("map_id")["label"] for a in (first, second)}
-    for annotator, theirs in by.items():
-        if theirs.empty:
-            raise PipelineError(f"{folder} holds no label by {annotator}; check the name")
-    both = by[first].index.intersection(by[second].index)
-    differing = sorted(both[by[first][both] != by[second][both]])
+    return disputed(read_labels(folder, read_map_set(folder / MAPS_FILE)), first, second, seed)
+
+
+def disputed(labels: pd.DataFrame, first: str, second: str, seed: int) -> list[str]:
+    """`disputed_maps` on a folder's labels (`labels.read_labels`)."""
+    for annotator in (first, second):
+        if annotator not in set(labels["annotator"]):
+            raise PipelineError(f"the label folder holds no label by {annotator}; check the name")
+    pairs = paired_labels(labels, first, second)
+    differing = sorted(pairs.loc[pairs["first"] != pairs["second"], "map_id"])
     order = np.random.default_rng(seed).permutation(len(differing))
     return [differing[i] for i in order]
 
@@ -48,10 +51,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seeds the order of the maps")
     args = parser.parse_args(argv)
     with exit_on_error():
-        ids = disputed_maps(args.folder, *args.between, args.seed)
+        maps = read_map_set(args.folder / MAPS_FILE)
+        ids = disputed(read_labels(args.folder, maps), *args.between, args.seed)
         if not ids:
             raise PipelineError(f"{' and '.join(args.between)} agree on every map they share")
-        maps = read_map_set(args.folder / MAPS_FILE)
         sheets = render_sheets({i: maps[i] for i in ids}, args.out)
     print(f"{len(ids)} disputed maps on {len(sheets)} sheets in {args.out}")
 
