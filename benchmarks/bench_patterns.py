@@ -79,7 +79,7 @@ def largest_gap(a: list[PatternCNN], b: list[PatternCNN]) -> float:
 
 
 def speed(args: argparse.Namespace, settings: PatternClassifier, folder: Path) -> None:
-    labelled = load_labelled_set(folder)
+    labelled = load_labelled_set([folder])
     inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
     settings = replace(settings, epochs=args.epochs, average_last=min(2, args.epochs))
     jobs = [Job(np.arange(len(inputs)), SEED + i) for i in range(args.networks)]
@@ -150,7 +150,7 @@ def quality(args: argparse.Namespace, settings: PatternClassifier, folder: Path)
         started = time.perf_counter()
         cpu[name], trained = cpu_seconds(
             lambda fit_networks=fit_networks: train_classifier(
-                folder, settings, rule, SEED, fit_networks
+                [folder], settings, rule, SEED, fit_networks
             )
         )
         times[name] = time.perf_counter() - started

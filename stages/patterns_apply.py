@@ -54,14 +54,14 @@ def run(stage: StageRun) -> None:
             "num_examples": settings.num_examples,
             "model": cfg.model.name,
             "seed": stage.seed,
-            "labels_from": classifier.trained_on,
+            "labels_from": list(classifier.trained_on),
         },
     )
-    if classifier.trained_on != cfg.model.name:
+    if cfg.model.name not in classifier.trained_on:
         log.warning(
-            "the classifier learnt from %s's maps labelled by eye; %s's maps have no visual "
-            "labels of their own, so its shares rest on that transfer",
-            classifier.trained_on,
+            "the classifier learnt from the maps of %s labelled by eye; %s's maps have no "
+            "visual labels among them, so its shares rest on that transfer",
+            " and ".join(classifier.trained_on),
             cfg.model.name,
         )
     log.info(

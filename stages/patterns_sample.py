@@ -7,6 +7,11 @@ sampled before are never drawn again;
 the rule, with the thresholds of `patterns.heuristic`, only chooses which maps to look at)
 and appends them to data/annotations/<model.name>/: sample.csv (where each map comes from,
 layers and heads from 1, the rule's class) and maps.npz (the maps and their word pieces).
+With `patterns.sample.boundaries` (type pairs such as `vertical|vertical+diagonal`), the round
+instead draws `per_class` maps per boundary where the trained classifier
+(outputs/patterns/cnn.pt) is least sure between the two types (see
+pipeline/kovaleva/patterns/sample.py); the classifier chooses which maps to look at, never a
+label.
 It renders them on sheets of six, outputs/labelling/<model.name>/<first new id>/sheet_<i>.png,
 each map with its id and word pieces and no label: look at them and add rows to visual.csv,
 or label them on the annotation page (python -m stages.annotate --annotator NAME).
@@ -18,13 +23,15 @@ import logging
 
 import pandas as pd
 
+from pipeline.core import layout
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.kovaleva.patterns.cnn import load_classifier
 from pipeline.kovaleva.patterns.labels import MAPS_FILE, SAMPLE_COLUMNS, SAMPLE_FILE, read_sample
 from pipeline.kovaleva.patterns.maps import open_stores
 from pipeline.kovaleva.patterns.mapsets import read_map_set, write_map_set
-from pipeline.kovaleva.patterns.sample import sample_round
+from pipeline.kovaleva.patterns.sample import boundary_round, sample_round
 from pipeline.kovaleva.patterns.sheets import render_sheets
 
 log = logging.getLogger(__name__)
@@ -40,23 +47,37 @@ def run(stage: StageRun) -> None:
     maps = {} if first_round else read_map_set(folder / MAPS_FILE)
     tasks = list(stage.cfg.tasks)  # every dumped task, in a Hydra job too
     stores = open_stores(stage.upstream("attention"), tasks, stage.cfg.model.name, stage.seed)
-    s = settings.sample
-    rows, new_maps = sample_round(
-        stores, s.variants, s.classes, s.per_class, settings.heuristic, stage.cfg.seed, before
-    )
+    s, seed = settings.sample, stage.cfg.seed
+    if s.boundaries:
+        classifier = load_classifier(layout.pattern_classifier(stage.cfg.paths.outputs))
+        rows, new_maps = boundary_round(
+            stores,
+            s.variants,
+            s.boundaries,
+            s.per_class,
+            classifier.ensembles[0],
+            classifier.input_size,
+            settings.heuristic,
+            seed,
+            before,
+        )
+    else:
+        rows, new_maps = sample_round(
+            stores, s.variants, s.classes, s.per_class, settings.heuristic, seed, before
+        )
     if rows.empty:
         raise PipelineError(
-            f"no unsampled maps of the rule classes {', '.join(s.classes)} in the dumps of "
-            f"{tasks}; choose other classes or thresholds (patterns.sample, patterns.heuristic)"
+            f"no unsampled maps of the strata {', '.join(s.boundaries or s.classes)} in the "
+            f"dumps of {tasks}; choose others (patterns.sample, patterns.heuristic)"
         )
     write_map_set(folder / MAPS_FILE, {**maps, **new_maps})
     write_table(folder / SAMPLE_FILE, pd.concat([before, rows], ignore_index=True))
     first_id = rows["map_id"].iloc[0]
     sheets = render_sheets(new_maps, stage.out("labelling", stage.cfg.model.name, first_id))
     log.info(
-        "%d new maps (rule classes %s) -> %s; %d sheets in %s",
+        "%d new maps (%s) -> %s; %d sheets in %s",
         len(rows),
-        rows["rule"].value_counts().to_dict(),
+        rows["stratum"].value_counts().to_dict(),
         folder,
         len(sheets),
         sheets[0].parent,

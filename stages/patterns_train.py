@@ -1,16 +1,18 @@
 """patterns_train: the attention-pattern CNN trained on maps labelled by eye (paper Sec. 4.1).
 
-Reads the label folder data/annotations/<patterns.labels_from>/ (maps.npz, sample.csv and
-the visual and human labels; one resolved label per map, see pipeline/kovaleva/patterns/
-labels.py). Cross-validates the CNN with folds grouped by input example, scores it and the
-threshold rule against the visual labels with bootstrap intervals, then trains the final
-ensemble (and a second one with the next seeds, for the seed-stability check of
-patterns_apply). Writes outputs/patterns/cnn.pt, outputs/patterns/labels.csv (one resolved
-label per map), outputs/metrics/patterns_train.json (label counts, the annotators'
-agreement, every score `<cnn|rule>.<score>` with `_ci_low`/`_ci_high`); under
-outputs/plots/patterns_train/: scores.csv, agreement.csv (annotator pairs),
+Reads the label folders data/annotations/<name>/ of every name in `patterns.labels_from`
+(maps.npz, sample.csv and the visual and human labels; one resolved label per map, see
+pipeline/kovaleva/patterns/labels.py). Cross-validates the CNN with folds grouped by input
+example, scores it and the threshold rule against the visual labels with bootstrap
+intervals, then trains the final ensemble (and a second one with the next seeds, for the
+seed-stability check of patterns_apply). Writes outputs/patterns/cnn.pt,
+outputs/patterns/labels.csv (one resolved label per map), outputs/metrics/patterns_train.json
+(label counts, the annotators' agreement per folder, every score `<cnn|rule>.<score>` with
+`_ci_low`/`_ci_high` on all maps, and `<cnn|rule>.<folder>.<score>` on each folder's); under
+outputs/plots/patterns_train/: scores.csv, agreement.csv (annotator pairs per folder),
 cross_validation.csv (every labelled map's visual, out-of-fold CNN and rule label),
-confusion.csv and summary.txt (the report's statement of what the classifier rests on); and
+recall_by_round.csv (each class's recall per folder and labelling round), confusion.csv and
+summary.txt (the report's statement of what the classifier rests on); and
 Fig. 1 (a typical map of each type on which the visual label and the classifier agree)
 under outputs/figures/patterns_train/.
 """
@@ -37,8 +39,8 @@ def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("patterns")
     classifier = settings.classifier
     torch.set_num_threads(classifier.threads)
-    folder = stage.data("annotations", settings.labels_from)
-    trained = train_classifier(folder, classifier, settings.heuristic, cfg.seed)
+    folders = [stage.data("annotations", name) for name in settings.labels_from]
+    trained = train_classifier(folders, classifier, settings.heuristic, cfg.seed)
 
     save_classifier(
         layout.pattern_classifier(stage.out_root),
@@ -55,7 +57,7 @@ def run(stage: StageRun) -> None:
         tables={**trained.tables, "examples": picks},
         figures={"fig1_pattern_examples": pattern_examples_figure(picks, trained.labelled.map_set)},
         metrics=trained.metrics,
-        config={"labels_from": settings.labels_from, "model": cfg.model.name},
+        config={"labels_from": list(settings.labels_from), "model": cfg.model.name},
         texts={"summary.txt": summary},
     )
     log.info("%s", summary)

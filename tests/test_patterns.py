@@ -4,6 +4,7 @@ the classify command, the sampler, the annotation page and the stages."""
 from __future__ import annotations
 
 import re
+import shutil
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -50,14 +51,30 @@ from pipeline.kovaleva.patterns.labels import (
     drop_last_label,
     read_label_file,
     read_labels,
+    read_sample,
     resolve,
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set, write_map_set
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
-from pipeline.kovaleva.patterns.sample import draw, even_split, next_ids, unsampled
+from pipeline.kovaleva.patterns.sample import (
+    draw,
+    even_split,
+    nearest,
+    next_ids,
+    parse_boundary,
+    unsampled,
+)
 from pipeline.kovaleva.patterns.server import make_server
 from pipeline.kovaleva.patterns.stacked import StackedCNN
-from pipeline.kovaleva.patterns.train import Job, fit, fit_all, fit_stack, stacks
+from pipeline.kovaleva.patterns.train import (
+    Job,
+    fit,
+    fit_all,
+    fit_stack,
+    load_labelled_set,
+    recall_by_round,
+    stacks,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -528,6 +545,86 @@ def test_sampler_draws_by_another_stratum_and_skips_sampled_maps():
     assert chosen.groupby("variant").size().to_dict() == {"finetuned": 10, "pretrained": 9}
 
 
+def test_boundary_draw_takes_the_least_sure_maps_of_each_boundary():
+    # two cells; in each, maps whose two most probable types are (vertical, vertical+diagonal)
+    # in either order, with gaps 0.0, 0.1, ..., and maps of another boundary with gap 0
+    rows = []
+    for variant in ("pretrained", "finetuned"):
+        for example in range(6):
+            first, second = ("vertical", "vertical+diagonal")[:: 1 if example % 2 else -1]
+            rows.append((variant, "rte", example, 0, 0, 9, "vertical", first, second, example / 10))
+            rows.append((variant, "rte", example, 0, 1, 9, "diagonal", "diagonal", "block", 0.0))
+    columns = ["variant", "task", "example_id", "layer", "head", "length", "rule"]
+    catalogue = pd.DataFrame(rows, columns=[*columns, "first", "second", "gap"])
+    chosen = nearest(catalogue, ["vertical|vertical+diagonal"], 5, seed=0)
+    assert (chosen["stratum"] == "boundary:vertical|vertical+diagonal").all()
+    assert (chosen["head"] == 0).all()  # never a map of another boundary, however close
+    by_cell = chosen.groupby("variant")["gap"].apply(sorted).to_dict()
+    assert sorted(map(len, by_cell.values())) == [2, 3]  # spread over the two cells
+    for gaps in by_cell.values():  # the smallest gaps of each cell
+        assert gaps == pytest.approx([i / 10 for i in range(len(gaps))])
+    for bad in ("vertical", "vertical|vertical", "vertical|stripes"):
+        with pytest.raises(PipelineError, match=f"boundary '{re.escape(bad)}'"):
+            parse_boundary(bad)
+
+
+def write_label_folder(folder: Path, kinds: list[str], rounds: bool) -> None:
+    """A label folder of len(kinds) synthetic maps, each labelled as its kind; `rounds`:
+    sample.csv with its round and stratum columns (else without, as older folders)."""
+    maps, _ = synthetic_set(len(kinds), seed=len(kinds))
+    folder.mkdir(parents=True)
+    ids = [f"v{i:04d}" for i in range(1, len(kinds) + 1)]
+    write_map_set(folder / "maps.npz", dict(zip(ids, maps, strict=True)))
+    sample = pd.DataFrame(
+        {"map_id": ids, "variant": "finetuned", "task": "rte", "example_id": range(len(ids))}
+        | {"layer": 1, "head": 1, "length": [len(m.tokens) for m in maps], "rule": kinds}
+    )
+    if rounds:
+        sample = sample.assign(round=[1] * (len(ids) - 2) + [2, 2], stratum="rule:x")
+    sample.to_csv(folder / "sample.csv", index=False)
+    rows = [(m, k, "visual", "a", "2026-11-25") for m, k in zip(ids, kinds, strict=True)]
+    write_labels_csv(folder / "visual.csv", rows)
+
+
+def test_label_folders_pool_with_their_names_rounds_and_example_groups(tmp_path):
+    write_label_folder(tmp_path / "alpha", ["vertical", "diagonal", "block", "diagonal"], True)
+    write_label_folder(tmp_path / "beta", ["vertical", "heterogeneous", "block"], False)
+    old = read_sample(tmp_path / "beta" / "sample.csv")  # a file without the new columns
+    assert (old["round"] == 1).all() and list(old["stratum"]) == ["rule:vertical", *[
+        "rule:heterogeneous", "rule:block"]]  # fmt: skip
+    pooled = load_labelled_set([tmp_path / "alpha", tmp_path / "beta"])
+    assert list(pooled.origin["map_id"]) == [
+        *[f"alpha/v000{i}" for i in range(1, 5)],
+        *[f"beta/v000{i}" for i in range(1, 4)],
+    ]
+    assert list(pooled.origin["round"]) == [1, 1, 2, 2, 1, 1, 1]
+    alpha, beta = ["vertical", "diagonal", "block", "diagonal"], ["vertical", "heterogeneous"]
+    assert list(pooled.labels) == [*alpha, *beta, "block"]
+    assert pooled.folders == ("alpha", "beta") and len(pooled.maps) == 7
+    # example 0 of rte in two folders is two inputs (two models' maps), not one group
+    assert len(set(pooled.groups)) == 7
+    assert set(pooled.all_labels["map_id"]) == set(pooled.origin["map_id"])
+    with pytest.raises(PipelineError, match="name each folder once"):
+        load_labelled_set([tmp_path / "alpha", tmp_path / "alpha"])
+
+
+def test_recall_by_round_counts_each_class_of_each_folder_and_round():
+    out_of_fold = pd.DataFrame(
+        {
+            "labels_from": ["a", "a", "a", "a", "b"],
+            "round": [1, 1, 2, 2, 1],
+            "visual": ["vertical", "vertical", "vertical", "block", "diagonal"],
+            "cnn": ["vertical", "diagonal", "vertical", "heterogeneous", "diagonal"],
+        }
+    )
+    table = recall_by_round(out_of_fold).set_index(["labels_from", "round", "class"])
+    assert table.loc[("a", 1, "vertical"), ["labelled", "recalled"]].tolist() == [2, 1]
+    assert table.loc[("a", 2, "block"), "recall"] == 0.0
+    assert table.loc[("a", 2, "all"), "recall"] == 0.5  # the accuracy of the round
+    assert table.loc[("b", 1, "diagonal"), "recall"] == 1.0
+    assert ("a", 1, "block") not in table.index  # no label of that class in that round
+
+
 # --- shares, seed stability, Fig. 1 -----------------------------------------------------------
 
 
@@ -753,7 +850,7 @@ def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
             config_hash="x",
         )
     settings = {
-        "patterns.labels_from": "tiny_random",
+        "patterns.labels_from": ["tiny_random"],
         "patterns.sample.per_class": 10,
         "patterns.classifier.folds": 3,
         "patterns.classifier.ensemble": 2,
@@ -836,6 +933,30 @@ def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     assert (
         tmp_path / "outputs" / "figures" / "patterns_apply" / "seed42" / "fig2_pattern_shares.png"
     ).exists()
+
+    # a round near the trained classifier's boundaries, then training on two label folders
+    boundaries = ["vertical|vertical+diagonal", "block|heterogeneous"]
+    near = {**settings, "patterns.sample.boundaries": boundaries, "patterns.sample.per_class": 4}
+    patterns_sample.run(micro_stage(settings=near))
+    rounds = read_sample(folder / "sample.csv")
+    latest = rounds[rounds["round"] == 3]
+    assert len(rounds) == len(again) + len(latest) and 0 < len(latest) <= 8
+    assert set(latest["stratum"]) <= {f"boundary:{b}" for b in boundaries}
+    assert set(latest["map_id"]).isdisjoint(again["map_id"])
+    shutil.copytree(folder, folder.parent / "tiny_copy")
+    patterns_train.run(micro_stage(settings={**settings, "patterns.labels_from": [
+        "tiny_random", "tiny_copy"]}))  # fmt: skip
+    pooled = pd.read_json(tmp_path / "outputs" / "metrics" / "patterns_train.json", typ="series")
+    assert pooled["labels.maps"] == 2 * len(sample)
+    for name in ("tiny_random", "tiny_copy"):
+        key = f"cnn.{name}.accuracy"
+        assert pooled[f"{key}_ci_low"] <= pooled[key] <= pooled[f"{key}_ci_high"]
+    by_round = pd.read_csv(
+        tmp_path / "outputs" / "plots" / "patterns_train" / "recall_by_round.csv"
+    )
+    every = by_round[by_round["class"] == "all"]
+    assert sorted(every["labels_from"]) == ["tiny_copy", "tiny_random"]
+    assert (every["labelled"] == len(sample)).all()  # round 1: the maps labelled
 
 
 def test_disputed_sheets_hold_exactly_the_maps_two_annotators_label_differently(tmp_path):

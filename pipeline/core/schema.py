@@ -218,6 +218,7 @@ class PatternSample:
     variants: list[Variant] = MISSING
     classes: list[PatternClass] = MISSING
     per_class: int = MISSING
+    boundaries: list[str] = MISSING
 
 
 @dataclass
@@ -248,7 +249,7 @@ class PatternClassifier:
 @dataclass
 class PatternsConfig:
     num_examples: Optional[int] = MISSING
-    labels_from: str = MISSING
+    labels_from: list[str] = MISSING
     sample: PatternSample = field(default_factory=PatternSample)
     heuristic: PatternRule = field(default_factory=PatternRule)
     classifier: PatternClassifier = field(default_factory=PatternClassifier)

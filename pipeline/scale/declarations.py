@@ -110,7 +110,9 @@ STAGES: tuple[Stage, ...] = (
         Per.RUN,
         ("seed", "model.name", "patterns"),
         outs=(str(layout.pattern_classifier(OUTPUTS)), str(layout.pattern_labels(OUTPUTS))),
-        inputs=(f"{DATA}/annotations/${{patterns.labels_from}}",),  # the label folder it reads
+        # the label folders it reads: every folder, since DVC cannot interpolate the list
+        # patterns.labels_from into deps (a change of the list reruns it through params)
+        inputs=(f"{DATA}/annotations",),
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
     ),
     Stage(

@@ -165,10 +165,10 @@ def save_classifier(
     ensembles: Sequence[Sequence[PatternCNN]],
     channels: Sequence[int],
     input_size: int,
-    trained_on: str,
+    trained_on: Sequence[str],
 ) -> None:
     """The ensembles (the classifier first, then the seed-stability one), what is needed to
-    rebuild and feed them, and the label folder they learnt from, written atomically; the
+    rebuild and feed them, and the label folders they learnt from, written atomically; the
     same classifier gives the same bytes."""
     buffer = io.BytesIO()  # saved in memory: a file name would be recorded in the archive
     torch.save(
@@ -178,7 +178,7 @@ def save_classifier(
             "input_size": input_size,
             "classes": list(CLASSES),
             "architecture": ARCHITECTURE,
-            "trained_on": trained_on,
+            "trained_on": list(trained_on),
         },
         buffer,
     )
@@ -190,7 +190,7 @@ def save_classifier(
 class SavedClassifier:
     ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     input_size: int
-    trained_on: str  # the label folder (model name) whose visual labels it learnt
+    trained_on: tuple[str, ...]  # the label folders (model names) whose visual labels it learnt
 
 
 def load_classifier(path: Path) -> SavedClassifier:
@@ -207,4 +207,6 @@ def load_classifier(path: Path) -> SavedClassifier:
         ensembles.append([PatternCNN(saved["channels"]) for _ in states])
         for model, state in zip(ensembles[-1], states, strict=True):
             model.load_state_dict(state)
-    return SavedClassifier(ensembles, int(saved["input_size"]), str(saved["trained_on"]))
+    trained_on = saved["trained_on"]  # one folder's name in classifiers saved before pooling
+    folders = (trained_on,) if isinstance(trained_on, str) else tuple(trained_on)
+    return SavedClassifier(ensembles, int(saved["input_size"]), folders)

@@ -4,7 +4,10 @@ A model's label folder `data/annotations/<model>/` holds
 
     maps.npz     the sampled maps and their word pieces (see `mapsets`), keyed by map id
     sample.csv   where each map comes from: map_id, variant, task, example_id, layer, head
-                 (from 1), length, and the rule's label that chose it for sampling (`rule`)
+                 (from 1), length, the threshold rule's class (`rule`), the labelling round
+                 that drew it (`round`, from 1) and what chose it (`stratum`, such as
+                 `rule:vertical` or `boundary:vertical|vertical+diagonal`); a file without
+                 the last two is one round drawn by the rule
     visual.csv   labels made by looking at the rendered maps, following the guide
     human.csv    labels made on the annotation page (appended one at a time)
 
@@ -32,7 +35,18 @@ from pipeline.core.io import write_table
 from pipeline.kovaleva.patterns import CLASSES
 
 LABEL_COLUMNS = ("map_id", "label", "source", "annotator", "labelled_on")
-SAMPLE_COLUMNS = ("map_id", "variant", "task", "example_id", "layer", "head", "length", "rule")
+SAMPLE_COLUMNS = (
+    "map_id",
+    "variant",
+    "task",
+    "example_id",
+    "layer",
+    "head",
+    "length",
+    "rule",
+    "round",
+    "stratum",
+)
 SOURCES = ("visual", "human")
 MAPS_FILE, SAMPLE_FILE, VISUAL_FILE, HUMAN_FILE = (
     "maps.npz",
@@ -78,7 +92,13 @@ def read_sample(path: Path) -> pd.DataFrame:
     """The sample file: one row per sampled map (layers and heads from 1, as written)."""
     if not path.exists():
         raise PipelineError(f"sample file not found: {path}; draw it with stages.patterns_sample")
-    frame = pd.read_csv(path, dtype={"map_id": str, "variant": str, "task": str, "rule": str})
+    frame = pd.read_csv(
+        path, dtype={"map_id": str, "variant": str, "task": str, "rule": str, "stratum": str}
+    )
+    if "round" not in frame.columns:  # a file of one round, drawn by the rule
+        frame["round"] = 1
+    if "stratum" not in frame.columns:
+        frame["stratum"] = "rule:" + frame["rule"]
     missing = [c for c in SAMPLE_COLUMNS if c not in frame.columns]
     if missing:
         raise PipelineError(f"{path}: lacks columns {missing}; expected {list(SAMPLE_COLUMNS)}")

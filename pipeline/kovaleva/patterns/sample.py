@@ -8,10 +8,17 @@ evenly as possible over the (variant, task) cells where that class occurs, witho
 replacement and skipping maps sampled before. The rule's class is written beside each map
 (`rule` in sample.csv) and never shown to annotators; the visual label decides.
 
-`sample_round` is the patterns_sample stage's entry point: it returns the new rows of
-sample.csv (ids continue those already sampled) and their maps with word pieces. A round
-chosen by another stratum (for example maps on which two classifier seeds disagree) uses
-`unsampled`, `draw(..., by=<column>)` and `with_maps` the same way.
+A later round can look where a trained classifier is least sure instead (`boundary_round`):
+every map gets the classifier's two most probable types and the gap between their
+probabilities (`boundary_catalogue`), and for each boundary `a|b` the round takes, in every
+(variant, task) cell, the maps whose two most probable types are a and b with the smallest
+gap (`nearest`). The classifier chooses which maps to look at, never a label.
+
+`sample_round` and `boundary_round` are the patterns_sample stage's entry points: they return
+the new rows of sample.csv (ids continue those already sampled; `round` one more than the
+last; `stratum` what chose each map: `rule:<class>` or `boundary:<a>|<b>`) and their maps
+with word pieces. A round chosen by another stratum uses `unsampled`, `draw(..., by=<column>)`
+and `with_maps` the same way.
 """
 
 from __future__ import annotations
@@ -20,13 +27,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
+from pipeline.core.errors import PipelineError
 from pipeline.core.schema import PatternRule
+from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.cnn import PatternCNN, network_inputs, predict
 from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.labels import SAMPLE_COLUMNS
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
+from pipeline.kovaleva.patterns.roles import is_pair
 
 ORIGIN = ["variant", "task", "example_id", "layer", "head"]  # layers and heads from 0
 
@@ -102,6 +114,95 @@ def sample_round(
     sampled: the rows of sample.csv drawn before (layers, heads from 1); never drawn again."""
     catalogue = rule_catalogue(stores, variants, thresholds)
     chosen = draw(unsampled(catalogue, sampled), classes, per_class, seed)
+    return with_maps(stores, chosen.assign(stratum="rule:" + chosen["rule"]), sampled)
+
+
+def boundary_catalogue(
+    stores: Mapping[str, AttentionStore],
+    variants: Sequence[str],
+    networks: Sequence[PatternCNN],
+    input_size: int,
+    thresholds: PatternRule,
+) -> pd.DataFrame:
+    """`rule_catalogue`'s rows plus, from the classifier `networks` (an ensemble), each map's
+    most probable type `first`, the next `second`, and `gap` = p(first) - p(second)."""
+    frames = []
+    for task, store in stores.items():
+        num_layers, num_heads = store.shape
+        for variant in variants:
+            inputs, pairs, rules = [], [], []
+            stream = store.iter_maps(variant, task)
+            for example_id, maps in tqdm(stream, desc=f"classify {task} {variant}", leave=False):
+                info = store.tokens(task, example_id)
+                n = maps.shape[-1]
+                flat = maps.reshape(num_layers * num_heads, n, n)  # [L*H, n, n], layer-major
+                inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
+                pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
+                found = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
+                rules.append(found.assign(variant=variant, task=task, example_id=example_id))
+            top = predict(networks, torch.cat(inputs), torch.cat(pairs)).topk(2, dim=-1)
+            frames.append(
+                pd.concat(rules, ignore_index=True).assign(
+                    first=np.asarray(CLASSES)[top.indices[:, 0].numpy()],
+                    second=np.asarray(CLASSES)[top.indices[:, 1].numpy()],
+                    gap=(top.values[:, 0] - top.values[:, 1]).numpy(),
+                )
+            )
+    columns = [*ORIGIN, "length", "rule", "first", "second", "gap"]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def parse_boundary(boundary: str) -> tuple[str, str]:
+    """'a|b' -> (a, b), two different pattern types."""
+    parts = boundary.split("|")
+    if len(parts) != 2 or parts[0] == parts[1] or not set(parts) <= set(CLASSES):
+        raise PipelineError(
+            f"boundary '{boundary}': write two different types as 'a|b', from {', '.join(CLASSES)}"
+        )
+    return parts[0], parts[1]
+
+
+def nearest(
+    catalogue: pd.DataFrame, boundaries: Sequence[str], per_boundary: int, seed: int
+) -> pd.DataFrame:
+    """For each boundary 'a|b', `per_boundary` maps whose two most probable types are a and
+    b (either order) with the smallest gaps, spread evenly over the (variant, task) cells
+    (`even_split`, cells in a seeded order); every row gets `stratum` = 'boundary:a|b'. The
+    picks are shuffled with `seed`."""
+    rng = np.random.default_rng(seed)
+    picks = []
+    for boundary in boundaries:
+        a, b = parse_boundary(boundary)
+        first, second = catalogue["first"], catalogue["second"]
+        pool = catalogue[((first == a) & (second == b)) | ((first == b) & (second == a))]
+        cells = [group for _, group in pool.groupby(["variant", "task"], sort=True)]
+        cells = [cells[i] for i in rng.permutation(len(cells))]
+        for cell, count in zip(
+            cells, even_split(per_boundary, [len(c) for c in cells]), strict=True
+        ):
+            closest = cell.sort_values("gap", kind="stable").iloc[:count]
+            picks.append(closest.assign(stratum=f"boundary:{boundary}"))
+    chosen = pd.concat(picks) if picks else catalogue.iloc[:0].assign(stratum="")
+    return chosen.iloc[rng.permutation(len(chosen))].reset_index(drop=True)
+
+
+def boundary_round(
+    stores: Mapping[str, AttentionStore],
+    variants: Sequence[str],
+    boundaries: Sequence[str],
+    per_boundary: int,
+    networks: Sequence[PatternCNN],
+    input_size: int,
+    thresholds: PatternRule,
+    seed: int,
+    sampled: pd.DataFrame,
+) -> tuple[pd.DataFrame, dict[str, LabelledMap]]:
+    """A new round of maps near the classifier's boundaries (see module): sample.csv rows
+    (layers, heads from 1) and their maps. sampled: rows drawn before; never drawn again."""
+    for boundary in boundaries:
+        parse_boundary(boundary)  # fail before classifying every map
+    catalogue = boundary_catalogue(stores, variants, networks, input_size, thresholds)
+    chosen = nearest(unsampled(catalogue, sampled), boundaries, per_boundary, seed)
     return with_maps(stores, chosen, sampled)
 
 
@@ -119,10 +220,12 @@ def unsampled(catalogue: pd.DataFrame, sampled: pd.DataFrame) -> pd.DataFrame:
 def with_maps(
     stores: Mapping[str, AttentionStore], chosen: pd.DataFrame, sampled: pd.DataFrame
 ) -> tuple[pd.DataFrame, dict[str, LabelledMap]]:
-    """Ids continuing `sampled`'s for the `chosen` rows (layers, heads from 0): their
-    sample.csv rows (layers, heads from 1) and their maps with word pieces."""
+    """Ids continuing `sampled`'s for the `chosen` rows (layers, heads from 0, with their
+    `stratum`): their sample.csv rows (layers, heads from 1; `round` one more than
+    `sampled`'s last) and their maps with word pieces."""
     chosen = chosen.copy()
     chosen.insert(0, "map_id", next_ids(sampled["map_id"].tolist(), len(chosen)))
+    chosen["round"] = int(sampled["round"].max()) + 1 if len(sampled) else 1
     maps = {}
     for row in chosen.itertuples(index=False):
         store = stores[row.task]

@@ -1,11 +1,15 @@
 """The pattern CNN trained on the visual labels: grouped cross-validation, then the final fit.
 
-`train_classifier` is the patterns_train stage's entry point. The labelled set is the label
-folder's map set with one resolved label per map (see `labels.resolve`). Cross-validation
-folds are grouped by input example (task, example id), so no two heads of one example sit on
-both sides of a split, and stratified by label. The out-of-fold predictions are scored
-against the visual labels (accuracy, Cohen's kappa, macro-F1, F1 per class), each with a
-bootstrap interval over input examples; the threshold rule is scored on the same maps as a baseline.
+`train_classifier` is the patterns_train stage's entry point. The labelled set is the maps of
+one or more label folders (one per model: `patterns.labels_from`), each folder's labels
+resolved to one per map (see `labels.resolve`); a map's id is `<folder>/<id in the folder>`.
+Cross-validation folds are grouped by input example (folder, task, example id), so no two
+heads of one example sit on both sides of a split, and stratified by label. The out-of-fold
+predictions are scored against the visual labels (accuracy, Cohen's kappa, macro-F1, F1 per
+class), each with a bootstrap interval over input examples, on all maps and on each folder's
+maps; the threshold rule is scored on the same maps as a baseline. Each class's recall is
+also given per folder and labelling round (`recall_by_round`), so that a round drawn near the
+classifier's boundaries is seen apart from the rounds before it.
 Each fold trains an ensemble of `cv_ensemble` networks (seeds seed, seed + 1, ...; their
 probabilities averaged): the classifier itself when `cv_ensemble` = `ensemble`, a smaller,
 cheaper one otherwise. The classifier is the ensemble of `ensemble` networks trained on every
@@ -56,10 +60,11 @@ from pipeline.kovaleva.patterns.stacked import train_stacked
 class LabelledSet:
     """The resolved visual labels with their maps, in one order."""
 
-    origin: pd.DataFrame  # one row per map: sample.csv's columns + label, num_labels, agreed
+    origin: pd.DataFrame  # one row per map: labels_from, sample.csv's columns (map_id as
+    # <folder>/<id>), label, num_labels, agreed
     maps: list[LabelledMap]
-    all_labels: pd.DataFrame  # every label, one row per (map, annotator)
-    model: str  # the model whose maps these are (the label folder's name)
+    all_labels: pd.DataFrame  # every label, one row per (map, annotator), with labels_from
+    folders: tuple[str, ...]  # the label folders' names (the models whose maps these are)
 
     @property
     def labels(self) -> np.ndarray:
@@ -72,16 +77,21 @@ class LabelledSet:
     @property
     def groups(self) -> np.ndarray:
         """The input example of each map: maps of one example share a group."""
-        return (self.origin["task"] + ":" + self.origin["example_id"].astype(str)).to_numpy()
+        origin = self.origin
+        return (
+            origin["labels_from"] + ":" + origin["task"] + ":" + origin["example_id"].astype(str)
+        ).to_numpy()
 
 
 @dataclass(frozen=True)
 class TrainedClassifier:
     ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     labelled: LabelledSet
-    out_of_fold: pd.DataFrame  # map_id, variant, task, agreed, visual, cnn, confidence, rule
-    scores: pd.DataFrame  # method (cnn / rule), score, estimate, ci_low, ci_high
-    agreement: pd.DataFrame  # annotator pairs: primary, other, pairs, agreement, kappa
+    out_of_fold: pd.DataFrame  # map_id, labels_from, round, variant, task, agreed, visual,
+    # cnn, confidence, rule
+    scores: pd.DataFrame  # labels_from (a folder, or 'all'), method, score, estimate, ci_low,
+    # ci_high
+    agreement: pd.DataFrame  # labels_from, primary, other, pairs, agreement, kappa
     metrics: dict[str, float]
 
     @property
@@ -92,12 +102,14 @@ class TrainedClassifier:
             "scores": self.scores,
             "agreement": self.agreement,
             "cross_validation": self.out_of_fold,
+            "recall_by_round": recall_by_round(self.out_of_fold),
             "confusion": confusion[["map_id", "actual", "predicted"]],
         }
 
 
-def load_labelled_set(folder: Path) -> LabelledSet:
-    """The label folder's maps with one resolved label each (see `labels`)."""
+def load_folder(folder: Path) -> tuple[pd.DataFrame, dict[str, LabelledMap], pd.DataFrame]:
+    """One label folder: its resolved labels with their origin, its maps and every label, map
+    ids as in the folder."""
     maps = read_map_set(folder / MAPS_FILE)
     sample = read_sample(folder / SAMPLE_FILE)
     unknown = sorted(set(sample["map_id"]) - set(maps))
@@ -106,8 +118,30 @@ def load_labelled_set(folder: Path) -> LabelledSet:
             f"{folder}: {SAMPLE_FILE} names map '{unknown[0]}' missing from {MAPS_FILE}"
         )
     all_labels = read_labels(folder, maps)
-    origin = sample.merge(resolve(all_labels), on="map_id", how="inner")
-    return LabelledSet(origin, [maps[m] for m in origin["map_id"]], all_labels, folder.name)
+    return sample.merge(resolve(all_labels), on="map_id", how="inner"), maps, all_labels
+
+
+def load_labelled_set(folders: Sequence[Path]) -> LabelledSet:
+    """The maps of the label `folders`, one resolved label each (see `labels`), ids
+    `<folder>/<id>`."""
+    names = [folder.name for folder in folders]
+    if len(set(names)) < len(names):
+        raise PipelineError(f"label folders {names}: name each folder once")
+    origins, maps, labels = [], [], []
+    for folder in folders:
+        origin, folder_maps, all_labels = load_folder(folder)
+        maps += [folder_maps[m] for m in origin["map_id"]]
+        prefix = folder.name + "/"
+        origins.append(origin.assign(map_id=prefix + origin["map_id"]))
+        labels.append(all_labels.assign(map_id=prefix + all_labels["map_id"]))
+        origins[-1].insert(0, "labels_from", folder.name)
+        labels[-1].insert(0, "labels_from", folder.name)
+    return LabelledSet(
+        pd.concat(origins, ignore_index=True),
+        maps,
+        pd.concat(labels, ignore_index=True),
+        tuple(names),
+    )
 
 
 def rule_labels(maps: Sequence[LabelledMap], thresholds: PatternRule) -> np.ndarray:
@@ -285,15 +319,16 @@ FitNetworks = Callable[
 
 
 def train_classifier(
-    folder: Path,
+    folders: Sequence[Path],
     settings: PatternClassifier,
     thresholds: PatternRule,
     seed: int,
     fit_networks: FitNetworks = fit_all,
 ) -> TrainedClassifier:
-    """Cross-validate, score against the rule, and train the final networks (see module);
-    `fit_networks` trains the networks of a list of jobs (`fit_all`, or a reference)."""
-    labelled = load_labelled_set(folder)
+    """Cross-validate, score against the rule, and train the final networks on the maps of
+    the label `folders` (see module); `fit_networks` trains the networks of a list of jobs
+    (`fit_all`, or a reference)."""
+    labelled = load_labelled_set(folders)
     labels = labelled.labels
     inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
     folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
@@ -308,32 +343,68 @@ def train_classifier(
     pairs = pairs_of(labelled.maps)  # [N]
     predicted, confidence = held_out_predictions(inputs, pairs, splits, held_out)
     rule = rule_labels(labelled.maps, thresholds)
-    scores = score_table(
-        labelled.labels,
-        {"cnn": predicted, "rule": rule},
-        labelled.groups,
-        settings.bootstrap_resamples,
-        seed,
+    origin = labelled.origin
+    scores = []
+    for name, rows in [
+        ("all", origin.index),
+        *origin.groupby("labels_from", sort=False).groups.items(),
+    ]:
+        rows = np.asarray(rows)
+        table = score_table(
+            labels[rows],
+            {"cnn": predicted[rows], "rule": rule[rows]},
+            labelled.groups[rows],
+            settings.bootstrap_resamples,
+            seed,
+        )
+        table.insert(0, "labels_from", name)
+        scores.append(table)
+    out_of_fold = origin[["map_id", "labels_from", "round", "variant", "task", "agreed"]].assign(
+        visual=labels, cnn=predicted, confidence=confidence, rule=rule
     )
-    out_of_fold = labelled.origin[["map_id", "variant", "task", "agreed"]].assign(
-        visual=labelled.labels, cnn=predicted, confidence=confidence, rule=rule
+    agreement = pd.concat(
+        [
+            annotator_agreement(group).assign(labels_from=name)
+            for name, group in labelled.all_labels.groupby("labels_from", sort=False)
+        ],
+        ignore_index=True,
     )
-    agreement = annotator_agreement(labelled.all_labels)
+    agreement = agreement[["labels_from", *agreement.columns[:-1]]]
+    all_scores = pd.concat(scores, ignore_index=True)
     return TrainedClassifier(
         ensembles,
         labelled,
         out_of_fold,
-        scores,
+        all_scores,
         agreement,
-        training_metrics(labelled, scores, agreement),
+        training_metrics(labelled, all_scores, agreement),
+    )
+
+
+def recall_by_round(out_of_fold: pd.DataFrame) -> pd.DataFrame:
+    """labels_from, round, class, labelled, recalled, recall: per label folder and labelling
+    round, each class's maps by their visual label and how many of them the cross-validated
+    CNN called that class; class `all` counts every map (its recall is the accuracy)."""
+    rows = []
+    for (folder, round_), part in out_of_fold.groupby(["labels_from", "round"], sort=False):
+        hits = part["visual"] == part["cnn"]
+        for name in [*CLASSES, "all"]:
+            mine = part["visual"] == name if name != "all" else np.ones(len(part), dtype=bool)
+            labelled, recalled = int(mine.sum()), int((hits & mine).sum())
+            if labelled:
+                rows.append((folder, round_, name, labelled, recalled, recalled / labelled))
+    return pd.DataFrame(
+        rows, columns=["labels_from", "round", "class", "labelled", "recalled", "recall"]
     )
 
 
 def training_metrics(
     labelled: LabelledSet, scores: pd.DataFrame, agreement: pd.DataFrame
 ) -> dict[str, float]:
-    """Flat metrics: label counts, the annotators' pooled agreement, every score with its
-    interval (`<method>.<score>`, `..._ci_low`, `..._ci_high`)."""
+    """Flat metrics: label counts, each folder's annotators' pooled agreement
+    (`annotators.<folder>.<score>`), every score with its interval on all maps
+    (`<method>.<score>`, `..._ci_low`, `..._ci_high`) and on each folder's maps
+    (`<method>.<folder>.<score>`...)."""
     counts = labelled.origin["label"].value_counts()
     metrics: dict[str, float] = {f"labels.{c}": int(counts.get(c, 0)) for c in CLASSES}
     metrics.update(
@@ -344,17 +415,17 @@ def training_metrics(
             "labels.maps_with_several_labels": int((labelled.origin["num_labels"] > 1).sum()),
         }
     )
-    pooled = agreement[agreement["other"] == "any"]
-    if len(pooled):
+    for row in agreement[agreement["other"] == "any"].itertuples(index=False):
         metrics.update(
             {
-                "annotators.pairs": int(pooled["pairs"].iloc[0]),
-                "annotators.agreement": round(float(pooled["agreement"].iloc[0]), 4),
-                "annotators.kappa": round(float(pooled["kappa"].iloc[0]), 4),
+                f"annotators.{row.labels_from}.pairs": int(row.pairs),
+                f"annotators.{row.labels_from}.agreement": round(float(row.agreement), 4),
+                f"annotators.{row.labels_from}.kappa": round(float(row.kappa), 4),
             }
         )
     for row in scores.itertuples(index=False):
-        key = f"{row.method}.{row.score}"
+        where = "" if row.labels_from == "all" else f"{row.labels_from}."
+        key = f"{row.method}.{where}{row.score}"
         metrics.update(
             {
                 key: round(row.estimate, 4),
@@ -374,29 +445,41 @@ def training_summary(trained: TrainedClassifier, model: str) -> str:
         return f"{m[key]:.3f} [{m[key + '_ci_low']:.3f}, {m[key + '_ci_high']:.3f}]"
 
     counts = ", ".join(f"{c} {m[f'labels.{c}']}" for c in CLASSES)
+    folders = labelled.folders
+    readmes = " and ".join(f"data/annotations/{f}/README.md" for f in folders)
     text = (
-        f"The pattern classifier learnt from {m['labels.maps']} maps of {labelled.model} "
-        f"labelled by eye ({m['labels.labels']} labels by {m['labels.annotators']} "
-        f"annotators; resolved labels: {counts}). Each annotator was an AI assistant (a "
-        "vision-language model) shown only the labelling guide and sheets of rendered maps, "
-        "no numbers and no other label; one of them (the primary) labelled every map and, in "
-        f"two rounds, also drew the sample (data/annotations/{labelled.model}/README.md)."
+        f"The pattern classifier learnt from {m['labels.maps']} maps of "
+        f"{' and '.join(folders)} labelled by eye ({m['labels.labels']} labels by "
+        f"{m['labels.annotators']} annotators; resolved labels: {counts}). Each annotator was "
+        "an AI assistant (a vision-language model) shown only the labelling guide and sheets "
+        f"of rendered maps, no numbers and no other label ({readmes})."
     )
-    if "annotators.pairs" in m:
-        text += (
-            f" On the {m['annotators.pairs']} pairs of labels of one map by the primary and "
-            f"another annotator, the annotators agree on {m['annotators.agreement']:.3f} "
-            f"(Cohen's kappa {m['annotators.kappa']:.3f})."
-        )
+    for folder in folders:
+        key = f"annotators.{folder}"
+        if f"{key}.pairs" in m:
+            text += (
+                f" On the {m[f'{key}.pairs']} pairs of labels of one map of {folder} by the "
+                f"primary and another annotator, the annotators agree on "
+                f"{m[f'{key}.agreement']:.3f} (Cohen's kappa {m[f'{key}.kappa']:.3f})."
+            )
     text += (
         f" Cross-validated with folds grouped by example, the CNN agrees with the visual "
         f"labels on {scored('cnn', 'accuracy')} of maps (kappa {scored('cnn', 'kappa')}, "
         f"macro-F1 {scored('cnn', 'macro_f1')}; 95% bootstrap intervals); the threshold "
         f"rule, as a baseline, on {scored('rule', 'accuracy')} (kappa {scored('rule', 'kappa')})."
     )
-    if labelled.model != model:
+    if len(folders) > 1:
+        text += (
+            " On each model's maps: "
+            + "; ".join(
+                f"{f} {scored('cnn', f'{f}.accuracy')} (kappa {scored('cnn', f'{f}.kappa')})"
+                for f in folders
+            )
+            + "."
+        )
+    if model not in folders:
         text += (
             f" {model}'s own maps have no visual labels: its shares rest on a classifier "
-            f"trained on {labelled.model}'s maps."
+            f"trained on the maps of {' and '.join(folders)}."
         )
     return text
