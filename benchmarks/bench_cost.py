@@ -77,6 +77,13 @@ def profile_params(profile: str) -> dict[str, Any]:
     return OmegaConf.to_container(OmegaConf.create(compose_params([f"experiment={profile}"])))
 
 
+def glue_folder() -> Path:
+    """The classic glue_data folder the config names (paths.*, relative to the repository;
+    $DARK_SECRETS_DATA and $GLUE_DIR override it)."""
+    paths = profile_params("quick")["paths"]
+    return glue_dir(paths["glue_dir"], str(REPO / paths["shared_data"]))
+
+
 @dataclass(frozen=True)
 class Shape:
     """The transformer shapes FLOPs are counted from."""
@@ -155,8 +162,7 @@ def _frame(count: int, length: int) -> pd.DataFrame:
     """`count` RTE dev pairs, the premise repeated until the pair fills `length` pieces."""
     from pipeline.data.glue import read_local_split
 
-    cfg = OmegaConf.create({"paths": {"shared_data": str(REPO.parent / "shared" / "data")}})
-    frame, _ = read_local_split(glue_dir(cfg), load_task(TASK), "validation")
+    frame, _ = read_local_split(glue_folder(), load_task(TASK), "validation")
     frame = pd.concat([frame] * math.ceil(count / len(frame))).head(count).copy()
     frame["idx"] = range(count)
     frame["sentence1"] = (frame["sentence1"] + " ") * math.ceil(length / 8)
