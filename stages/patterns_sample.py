@@ -27,11 +27,10 @@ from pipeline.core import layout
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.patterns.cnn import load_classifier
 from pipeline.kovaleva.patterns.labels import MAPS_FILE, SAMPLE_COLUMNS, SAMPLE_FILE, read_sample
 from pipeline.kovaleva.patterns.maps import open_stores
 from pipeline.kovaleva.patterns.mapsets import read_map_set, write_map_set
-from pipeline.kovaleva.patterns.sample import boundary_round, sample_round
+from pipeline.kovaleva.patterns.sample import next_round
 from pipeline.kovaleva.patterns.sheets import render_sheets
 
 log = logging.getLogger(__name__)
@@ -39,6 +38,7 @@ log = logging.getLogger(__name__)
 
 def run(stage: StageRun) -> None:
     settings = stage.settings("patterns")
+    s = settings.sample
     folder = stage.data("annotations", stage.cfg.model.name)
     first_round = not (folder / SAMPLE_FILE).exists()
     before = (
@@ -47,24 +47,8 @@ def run(stage: StageRun) -> None:
     maps = {} if first_round else read_map_set(folder / MAPS_FILE)
     tasks = list(stage.cfg.tasks)  # every dumped task, in a Hydra job too
     stores = open_stores(stage.upstream("attention"), tasks, stage.cfg.model.name, stage.seed)
-    s, seed = settings.sample, stage.cfg.seed
-    if s.boundaries:
-        classifier = load_classifier(layout.pattern_classifier(stage.cfg.paths.outputs))
-        rows, new_maps = boundary_round(
-            stores,
-            s.variants,
-            s.boundaries,
-            s.per_class,
-            classifier.ensembles[0],
-            classifier.input_size,
-            settings.heuristic,
-            seed,
-            before,
-        )
-    else:
-        rows, new_maps = sample_round(
-            stores, s.variants, s.classes, s.per_class, settings.heuristic, seed, before
-        )
+    classifier = layout.pattern_classifier(stage.cfg.paths.outputs)  # used near boundaries
+    rows, new_maps = next_round(stores, settings, classifier, stage.cfg.seed, before)
     if rows.empty:
         raise PipelineError(
             f"no unsampled maps of the strata {', '.join(s.boundaries or s.classes)} in the "

@@ -8,7 +8,9 @@ intervals, then trains the final ensemble (and a second one with the next seeds,
 seed-stability check of patterns_apply). Writes outputs/patterns/cnn.pt,
 outputs/patterns/labels.csv (one resolved label per map), outputs/metrics/patterns_train.json
 (label counts, the annotators' agreement per folder, every score `<cnn|rule>.<score>` with
-`_ci_low`/`_ci_high` on all maps, and `<cnn|rule>.<folder>.<score>` on each folder's); under
+`_ci_low`/`_ci_high` on all maps, `<cnn|rule>.<folder>.<score>` on each folder's, and
+`cnn_unseen.<folder>.<score>` on every other label folder under data/annotations/, whose maps
+the classifier never learnt from); under
 outputs/plots/patterns_train/: scores.csv, agreement.csv (annotator pairs per folder),
 cross_validation.csv (every labelled map's visual, out-of-fold CNN and rule label),
 recall_by_round.csv (each class's recall per folder and labelling round), confusion.csv and
@@ -30,6 +32,7 @@ from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.cnn import save_classifier
 from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.figures import pattern_examples_figure
+from pipeline.kovaleva.patterns.labels import label_folders
 from pipeline.kovaleva.patterns.train import train_classifier, training_summary
 
 log = logging.getLogger(__name__)
@@ -40,7 +43,10 @@ def run(stage: StageRun) -> None:
     classifier = settings.classifier
     torch.set_num_threads(classifier.threads)
     folders = [stage.data("annotations", name) for name in settings.labels_from]
-    trained = train_classifier(folders, classifier, settings.heuristic, cfg.seed)
+    unseen = [
+        f for f in label_folders(stage.data("annotations")) if f.name not in settings.labels_from
+    ]
+    trained = train_classifier(folders, classifier, settings.heuristic, cfg.seed, unseen=unseen)
 
     save_classifier(
         layout.pattern_classifier(stage.out_root),

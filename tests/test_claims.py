@@ -434,3 +434,12 @@ def test_the_power_effect_says_whether_it_is_the_papers(outputs):
         "kovaleva.random_head_removal_helps.rte",
     } <= set(claims)
     assert "kovaleva.random_head_removal_helps.sst2" not in claims  # MRPC and RTE only
+
+
+def test_a_verdict_says_a_note_that_is_its_reason_once():
+    from pipeline.claims.prose import _verdict
+
+    same = pd.Series({"verdict": "contradicted", "reason": "below x", "note": "below x"})
+    assert _verdict(same) == "**contradicted** (below x)"
+    both = pd.Series({"verdict": "supported", "reason": "", "note": "3 heads"})
+    assert _verdict(both) == "supported (3 heads)"

@@ -28,6 +28,7 @@ from pipeline.kovaleva.patterns.agreement import (
 from pipeline.kovaleva.patterns.annotate import AnnotationSession
 from pipeline.kovaleva.patterns.apply import (
     class_shares,
+    classify_map_set,
     seed_change,
     strongest_is_special,
     vertical_statistics,
@@ -944,6 +945,7 @@ def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     assert set(latest["stratum"]) <= {f"boundary:{b}" for b in boundaries}
     assert set(latest["map_id"]).isdisjoint(again["map_id"])
     shutil.copytree(folder, folder.parent / "tiny_copy")
+    shutil.copytree(folder, folder.parent / "tiny_other")  # a folder it never learns from
     patterns_train.run(micro_stage(settings={**settings, "patterns.labels_from": [
         "tiny_random", "tiny_copy"]}))  # fmt: skip
     pooled = pd.read_json(tmp_path / "outputs" / "metrics" / "patterns_train.json", typ="series")
@@ -951,6 +953,15 @@ def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     for name in ("tiny_random", "tiny_copy"):
         key = f"cnn.{name}.accuracy"
         assert pooled[f"{key}_ci_low"] <= pooled[key] <= pooled[f"{key}_ci_high"]
+    # scored on the unseen folder as the saved classifier classifies its maps
+    other = folder.parent / "tiny_other"
+    called = classify_map_set(other / "maps.npz", tmp_path / "outputs" / "patterns" / "cnn.pt")
+    truth = resolve(read_labels(other, read_map_set(other / "maps.npz")))
+    both = truth.merge(called, left_on="map_id", right_on="id")
+    assert len(both) == len(sample)
+    assert pooled["cnn_unseen.tiny_other.accuracy"] == pytest.approx(
+        (both["label_x"] == both["label_y"]).mean(), abs=1e-4
+    )
     by_round = pd.read_csv(
         tmp_path / "outputs" / "plots" / "patterns_train" / "recall_by_round.csv"
     )

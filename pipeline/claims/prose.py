@@ -161,8 +161,8 @@ def _verdict(row: pd.Series) -> str:
     """The verdict, with its reason where it has one and the interval's note (e.g. how many
     heads changed no prediction)."""
     verdict = f"**{row['verdict']}**" if row["verdict"] == "contradicted" else row["verdict"]
-    said = [row.get(k) for k in ("reason", "note")]
-    said = [text for text in said if isinstance(text, str) and text]
+    said = [row.get(k) for k in ("reason", "note")]  # a note may be the reason itself
+    said = [text for text in dict.fromkeys(said) if isinstance(text, str) and text]
     return f"{verdict} ({'; '.join(said)})" if said else verdict
 
 

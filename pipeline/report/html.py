@@ -144,10 +144,10 @@ def _claim_row(claim: tuple) -> str:
     number = "" if pd.isna(claim.paper_number) else f"{claim.paper_number:.3g}"
     if number and claim.paper_number_note:
         number += f'<span class="meta">{html.escape(claim.paper_number_note)}</span>'
-    said = [getattr(claim, k, "") for k in ("reason", "note")]
+    said = [getattr(claim, k, "") for k in ("reason", "note")]  # a note may be the reason
     reason = "".join(
         f'<span class="meta">{html.escape(text)}</span>'
-        for text in said
+        for text in dict.fromkeys(said)
         if isinstance(text, str) and text
     )
     mark = getattr(claim, "registration", "")

@@ -16,7 +16,7 @@ final networks), `apply` (every head classified, shares with intervals, seed sta
 `examples` (the maps of Fig. 1), `figures` (Figs. 1-2), `maps` (the attention stores),
 `annotate` and `server` (the local annotation page).
 
-Entry points: `sample.sample_round` (patterns_sample), `fit.train_classifier`
+Entry points: `sample.next_round` (patterns_sample), `fit.train_classifier`
 (patterns_train), `apply.classify_heads` (patterns_apply), `cnn.load_classifier` with
 `mapsets.read_map_set` (patterns_classify), `annotate.open_session` with `server.make_server`
 (annotate). In memory layers and heads count from 0, as in the attention store; every file

@@ -115,6 +115,11 @@ def read_labels(folder: Path, known_ids: Iterable[str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[list(LABEL_COLUMNS)]
 
 
+def label_folders(root: Path) -> list[Path]:
+    """The label folders under `root` (those holding a sample file), by name."""
+    return sorted(p.parent for p in root.glob(f"*/{SAMPLE_FILE}")) if root.exists() else []
+
+
 def primary_annotator(labels: pd.DataFrame) -> str:
     """The annotator with the most labelled maps (ties: the first in file order)."""
     counts = labels.drop_duplicates(["map_id", "annotator"])["annotator"].value_counts(sort=False)

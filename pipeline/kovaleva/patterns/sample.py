@@ -14,16 +14,17 @@ probabilities (`boundary_catalogue`), and for each boundary `a|b` the round take
 (variant, task) cell, the maps whose two most probable types are a and b with the smallest
 gap (`nearest`). The classifier chooses which maps to look at, never a label.
 
-`sample_round` and `boundary_round` are the patterns_sample stage's entry points: they return
-the new rows of sample.csv (ids continue those already sampled; `round` one more than the
-last; `stratum` what chose each map: `rule:<class>` or `boundary:<a>|<b>`) and their maps
-with word pieces. A round chosen by another stratum uses `unsampled`, `draw(..., by=<column>)`
-and `with_maps` the same way.
+`next_round` is the patterns_sample stage's entry point; it calls `sample_round` or
+`boundary_round`, which return the new rows of sample.csv (ids continue those already
+sampled; `round` one more than the last; `stratum` what chose each map: `rule:<class>` or
+`boundary:<a>|<b>`) and their maps with word pieces. A round chosen by another stratum uses
+`unsampled`, `draw(..., by=<column>)` and `with_maps` the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,9 +33,9 @@ from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import PatternRule
+from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import PatternCNN, network_inputs, predict
+from pipeline.kovaleva.patterns.cnn import PatternCNN, load_classifier, network_inputs, predict
 from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.labels import SAMPLE_COLUMNS
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
@@ -234,3 +235,32 @@ def with_maps(
         maps[row.map_id] = LabelledMap(weights[row.example_id][0, 0], tokens)  # [n, n]
     rows = chosen.assign(layer=chosen["layer"] + 1, head=chosen["head"] + 1)
     return rows[list(SAMPLE_COLUMNS)], maps
+
+
+def next_round(
+    stores: Mapping[str, AttentionStore],
+    settings: PatternsConfig,
+    classifier: Path,
+    seed: int,
+    sampled: pd.DataFrame,
+) -> tuple[pd.DataFrame, dict[str, LabelledMap]]:
+    """The patterns_sample stage's round: near the boundaries of the classifier saved at
+    `classifier` when `settings.sample.boundaries` names some (`boundary_round`), else by
+    rule class (`sample_round`)."""
+    s = settings.sample
+    if not s.boundaries:
+        return sample_round(
+            stores, s.variants, s.classes, s.per_class, settings.heuristic, seed, sampled
+        )
+    saved = load_classifier(classifier)
+    return boundary_round(
+        stores,
+        s.variants,
+        s.boundaries,
+        s.per_class,
+        saved.ensembles[0],
+        saved.input_size,
+        settings.heuristic,
+        seed,
+        sampled,
+    )

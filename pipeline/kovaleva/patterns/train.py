@@ -324,10 +324,12 @@ def train_classifier(
     thresholds: PatternRule,
     seed: int,
     fit_networks: FitNetworks = fit_all,
+    unseen: Sequence[Path] = (),
 ) -> TrainedClassifier:
     """Cross-validate, score against the rule, and train the final networks on the maps of
     the label `folders` (see module); `fit_networks` trains the networks of a list of jobs
-    (`fit_all`, or a reference)."""
+    (`fit_all`, or a reference). The classifier is also scored on the maps of the `unseen`
+    label folders, which it never learnt from (method `cnn_unseen`: another model's maps)."""
     labelled = load_labelled_set(folders)
     labels = labelled.labels
     inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
@@ -358,6 +360,23 @@ def train_classifier(
             seed,
         )
         table.insert(0, "labels_from", name)
+        scores.append(table)
+    for folder in unseen:
+        other = load_labelled_set([folder])
+        probs = predict(
+            ensembles[0], inputs_of(other.maps, settings.input_size), pairs_of(other.maps)
+        )
+        table = score_table(
+            other.labels,
+            {
+                "cnn_unseen": np.asarray(CLASSES)[probs.argmax(-1).numpy()],
+                "rule": rule_labels(other.maps, thresholds),
+            },
+            other.groups,
+            settings.bootstrap_resamples,
+            seed,
+        )
+        table.insert(0, "labels_from", folder.name)
         scores.append(table)
     out_of_fold = origin[["map_id", "labels_from", "round", "variant", "task", "agreed"]].assign(
         visual=labels, cnn=predicted, confidence=confidence, rule=rule
@@ -476,6 +495,12 @@ def training_summary(trained: TrainedClassifier, model: str) -> str:
                 for f in folders
             )
             + "."
+        )
+    for folder in sorted({k.split(".")[1] for k in m if k.startswith("cnn_unseen.")}):
+        text += (
+            f" The classifier never saw {folder}'s labelled maps; on them it agrees with the "
+            f"visual labels on {scored('cnn_unseen', f'{folder}.accuracy')} "
+            f"(kappa {scored('cnn_unseen', f'{folder}.kappa')})."
         )
     if model not in folders:
         text += (
