@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 
 import pandas as pd
+import torch
 
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 def run(stage: StageRun) -> None:
     settings = stage.settings("patterns")
+    torch.set_num_threads(settings.classifier.threads)  # a boundary round runs the tiny CNN
     s = settings.sample
     folder = stage.data("annotations", stage.cfg.model.name)
     first_round = not (folder / SAMPLE_FILE).exists()
