@@ -55,6 +55,44 @@ class ClassifiedMaps:
     metrics: dict[str, float]  # see `share_metrics`
 
 
+@dataclass(frozen=True)
+class HeadInputs:
+    """Every head's map of some dumped examples, as the CNN reads them."""
+
+    inputs: torch.Tensor  # [maps, 5, S, S]
+    pairs: torch.Tensor  # bool [maps]: of a two-sentence input
+    heads: pd.DataFrame  # one row per map: example_id, the rule's columns (`rule_by_head`:
+    # layer and head from 0), strongest_special
+
+
+def head_inputs(
+    store: AttentionStore,
+    variant: str,
+    task: str,
+    examples: Sequence[int] | None,
+    input_size: int,
+    thresholds: PatternRule,
+) -> HeadInputs:
+    """The CNN's inputs for every head's map of `examples` (None: all) of one task and
+    variant, layer-major within each example, with the rule's class of each map and whether
+    its strongest column is [CLS] or [SEP] (`strongest_special`)."""
+    inputs, pairs, frames = [], [], []
+    num_layers, num_heads = store.shape
+    stream = store.iter_maps(variant, task, examples=examples)
+    total = None if examples is None else len(examples)
+    for example_id, maps in tqdm(stream, total=total, desc=f"{task} {variant}", leave=False):
+        n = maps.shape[-1]
+        flat = maps.reshape(num_layers * num_heads, n, n)  # [L*H, n, n], layer-major
+        info = store.tokens(task, example_id)
+        inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
+        pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
+        rules = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
+        rules.insert(0, "example_id", example_id)
+        rules["strongest_special"] = strongest_is_special(flat, info.tokens)
+        frames.append(rules)
+    return HeadInputs(torch.cat(inputs), torch.cat(pairs), pd.concat(frames, ignore_index=True))
+
+
 def classify(
     ensembles: Sequence[Sequence[PatternCNN]],
     input_size: int,
@@ -67,24 +105,9 @@ def classify(
     """One row per (example, layer, head): the classifier's class and probability, the
     seed-stability ensemble's class (`label_seed2`), the rule's, and whether the map's
     strongest column is [CLS] or [SEP] (`strongest_special`)."""
-    inputs, pairs, frames = [], [], []
-    num_layers, num_heads = store.shape
-    stream = store.iter_maps(variant, task, examples=examples)
-    for example_id, maps in tqdm(
-        stream, total=len(examples), desc=f"{task} {variant}", leave=False
-    ):
-        n = maps.shape[-1]
-        flat = maps.reshape(num_layers * num_heads, n, n)  # [L*H, n, n], layer-major
-        info = store.tokens(task, example_id)
-        inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
-        pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
-        rules = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
-        rules.insert(0, "example_id", example_id)
-        rules["strongest_special"] = strongest_is_special(flat, info.tokens)
-        frames.append(rules)
-    stacked, stacked_pairs = torch.cat(inputs), torch.cat(pairs)  # [maps, 5, S, S], [maps]
-    first, second = (predict(e, stacked, stacked_pairs) for e in ensembles)  # [maps, C] each
-    frame = pd.concat(frames, ignore_index=True)
+    found = head_inputs(store, variant, task, examples, input_size, thresholds)
+    first, second = (predict(e, found.inputs, found.pairs) for e in ensembles)  # [maps, C]
+    frame = found.heads
     frame.insert(0, "variant", variant)
     frame.insert(1, "task", task)
     frame["label"] = np.asarray(CLASSES)[first.argmax(-1).numpy()]

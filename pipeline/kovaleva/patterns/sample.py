@@ -28,18 +28,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.cnn import PatternCNN, load_classifier, network_inputs, predict
+from pipeline.kovaleva.patterns.apply import head_inputs
+from pipeline.kovaleva.patterns.cnn import PatternCNN, load_classifier, predict
 from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.labels import SAMPLE_COLUMNS
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
-from pipeline.kovaleva.patterns.roles import is_pair
 
 ORIGIN = ["variant", "task", "example_id", "layer", "head"]  # layers and heads from 0
 
@@ -129,21 +128,13 @@ def boundary_catalogue(
     most probable type `first`, the next `second`, and `gap` = p(first) - p(second)."""
     frames = []
     for task, store in stores.items():
-        num_layers, num_heads = store.shape
         for variant in variants:
-            inputs, pairs, rules = [], [], []
-            stream = store.iter_maps(variant, task)
-            for example_id, maps in tqdm(stream, desc=f"classify {task} {variant}", leave=False):
-                info = store.tokens(task, example_id)
-                n = maps.shape[-1]
-                flat = maps.reshape(num_layers * num_heads, n, n)  # [L*H, n, n], layer-major
-                inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
-                pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
-                found = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
-                rules.append(found.assign(variant=variant, task=task, example_id=example_id))
-            top = predict(networks, torch.cat(inputs), torch.cat(pairs)).topk(2, dim=-1)
+            found = head_inputs(store, variant, task, None, input_size, thresholds)
+            top = predict(networks, found.inputs, found.pairs).topk(2, dim=-1)  # [maps, 2]
             frames.append(
-                pd.concat(rules, ignore_index=True).assign(
+                found.heads.assign(
+                    variant=variant,
+                    task=task,
                     first=np.asarray(CLASSES)[top.indices[:, 0].numpy()],
                     second=np.asarray(CLASSES)[top.indices[:, 1].numpy()],
                     gap=(top.values[:, 0] - top.values[:, 1]).numpy(),
