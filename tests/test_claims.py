@@ -182,11 +182,13 @@ def build_outputs(
            "sst2.validation.source_rows": 872, "rte.validation.source_rows": 277})  # fmt: skip
     patterns["seed_stability.max_share_change"] = 0.01
     _write(root, f"metrics/patterns_apply/{folder}.json", patterns)
-    # 40 maps of each type labelled by eye; 38 called their own type, 2 vertical (diagonal)
-    labelled = [(k, k if i < 38 else "diagonal" if k == "vertical" else "vertical")
-                for k in CLASSES for i in range(40)]  # fmt: skip
-    _write(root, "plots/patterns_train/confusion.csv",
-           pd.DataFrame(labelled, columns=["actual", "predicted"]))  # fmt: skip
+    # 40 maps of each type an input can show labelled by eye (SST-2: one sentence, no block;
+    # RTE: two); 38 called their own type, 2 vertical (vertical's: diagonal)
+    labelled = [(f"{t}{k}{i}", t, k, k if i < 38 else "diagonal" if k == "vertical" else "vertical")
+                for t in ("sst2", "rte") for k in CLASSES if t == "rte" or k != "block"
+                for i in range(40)]  # fmt: skip
+    _write(root, "plots/patterns_train/cross_validation.csv",
+           pd.DataFrame(labelled, columns=["map_id", "task", "visual", "cnn"]))  # fmt: skip
     framenet = pd.DataFrame(
         {
             "layer": [1, 1, 2, 2, 3],
@@ -320,7 +322,12 @@ def test_every_paper_claim_quotes_its_source_and_every_threshold_is_declared(out
     by_name = {c.name: c for c in claims}
     assert by_name["kovaleva.table1_order.sst2"].source.number == pytest.approx(0.115)  # 92-80.5
     assert by_name["clark.head_beats_offset.nsubj"].source.number == pytest.approx(0.13)
-    assert "five pattern types" in by_name["kovaleva.types_recur.sst2"].finding  # none left out
+    # none left out but block on one-sentence inputs, where it cannot occur (registry v2)
+    assert (
+        "four pattern types a single sentence can show"
+        in by_name["kovaleva.types_recur.sst2"].finding
+    )
+    assert "each of the five pattern types" in by_name["kovaleva.types_recur.rte"].finding
     assert by_name["clark.head_beats_offset.poss"].source.number == pytest.approx(0.328)
     assert not any(n.startswith("clark.head_beats_offset.compound") for n in by_name)
 

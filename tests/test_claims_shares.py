@@ -18,6 +18,7 @@ from pipeline.claims.shares import (
     error_rates,
     separation,
 )
+from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
 
 # Ten maps labelled a: 8 called a, 2 called b; ten labelled b: 1 called a, 9 called b.
@@ -122,22 +123,28 @@ def test_a_share_within_the_classifiers_errors_is_unresolved():
     assert found.false_positive[1] == pytest.approx(10 / 120)  # 10 of the 120 a and c maps
 
 
-def _outputs(tmp_path, recalled_block: int, shares: dict[str, float]) -> StageOutputs:
-    """A patterns_apply metrics file (seed 42, task sst2) and cross-validated predictions:
-    50 maps of each type, 48 recalled (2 called vertical, vertical's called diagonal), but
-    block's: `recalled_block` of 12 recalled, the rest called vertical."""
+def _outputs(
+    tmp_path, recalled_block: int, shares: dict[str, float], task: str = "mrpc"
+) -> StageOutputs:
+    """A patterns_apply metrics file (seed 42, `task`) and cross-validated predictions on
+    two-sentence (MRPC) maps: 50 maps of each type, 48 recalled (2 called vertical,
+    vertical's called diagonal), but block's: `recalled_block` of 12 recalled, the rest
+    called vertical. Beside them, 50 one-sentence (SST-2) maps of each other type, all
+    recalled."""
     metrics = {"seed_stability.max_share_change": 0.005}
     for kind, share in shares.items():
-        metrics |= {f"sst2.finetuned.{kind}": share, f"sst2.finetuned.{kind}_ci_low": share - 0.005,
-                    f"sst2.finetuned.{kind}_ci_high": share + 0.005}  # fmt: skip
+        key = f"{task}.finetuned.{kind}"
+        metrics |= {key: share, f"{key}_ci_low": share - 0.005, f"{key}_ci_high": share + 0.005}
     (tmp_path / "metrics" / "patterns_apply").mkdir(parents=True)
     (tmp_path / "metrics" / "patterns_apply" / "seed42.json").write_text(json.dumps(metrics))
-    rows = [(k, k if i < 48 else "diagonal" if k == "vertical" else "vertical")
+    rows = [("mrpc", k, k if i < 48 else "diagonal" if k == "vertical" else "vertical")
             for k in CLASSES if k != "block" for i in range(50)]  # fmt: skip
-    rows += [("block", "block" if i < recalled_block else "vertical") for i in range(12)]
+    rows += [("mrpc", "block", "block" if i < recalled_block else "vertical") for i in range(12)]
+    rows += [("sst2", k, k) for k in CLASSES if k != "block" for i in range(50)]
+    frame = pd.DataFrame(rows, columns=["task", "visual", "cnn"])
     (tmp_path / "plots" / "patterns_train").mkdir(parents=True)
-    pd.DataFrame(rows, columns=["actual", "predicted"]).to_csv(
-        tmp_path / "plots" / "patterns_train" / "confusion.csv", index=False
+    frame.assign(map_id=[f"m{i}" for i in range(len(frame))]).to_csv(
+        tmp_path / "plots" / "patterns_train" / "cross_validation.csv", index=False
     )
     return StageOutputs(tmp_path)
 
@@ -147,7 +154,7 @@ SHARES = {"vertical": 0.6, "diagonal": 0.1, "vertical+diagonal": 0.1, "block": 0
 
 
 def test_a_type_the_classifier_cannot_identify_makes_the_claim_not_testable(tmp_path):
-    claim = types_recur("sst2")
+    claim = types_recur("mrpc")
     measured = claim.measure(_outputs(tmp_path, 0, SHARES), 42)
     assert claim.rule(measured) == "not testable"
     assert measured.note.startswith(
@@ -157,10 +164,10 @@ def test_a_type_the_classifier_cannot_identify_makes_the_claim_not_testable(tmp_
 
 
 def test_the_claim_judges_the_smallest_corrected_share_of_all_five(tmp_path):
-    claim = types_recur("sst2")
+    claim = types_recur("mrpc")
     measured = claim.measure(_outputs(tmp_path, 12, SHARES), 42)
     assert claim.rule(measured) == "supported" and measured.note == ""
-    found = type_shares(_outputs(tmp_path / "again", 12, SHARES), "sst2", 42)
+    found = type_shares(_outputs(tmp_path / "again", 12, SHARES), "mrpc", 42)
     assert measured.statistic == pytest.approx(np.nanmin(found.corrected))
     assert measured.ci_low == pytest.approx(found.ci_low.min())
 
@@ -168,8 +175,35 @@ def test_the_claim_judges_the_smallest_corrected_share_of_all_five(tmp_path):
 def test_a_share_the_classifier_cannot_resolve_says_so(tmp_path):
     """Diagonal observed at 0.02, less than the 4% of vertical maps called diagonal."""
     shares = SHARES | {"vertical": 0.68, "diagonal": 0.02}
-    measured = types_recur("sst2").measure(_outputs(tmp_path, 12, shares), 42)
+    measured = types_recur("mrpc").measure(_outputs(tmp_path, 12, shares), 42)
     assert measured.note == (
         "below what the classifier resolves: diagonal (the classifier calls 1.2% of other "
         "maps diagonal)"
     )  # 2 of the 162 maps of the other types (vertical's) are called diagonal
+
+
+def test_on_one_sentence_inputs_the_claim_covers_four_types_corrected_on_their_own_maps(
+    tmp_path,
+):
+    """SST-2's inputs are single sentences: block cannot occur, and the errors that correct
+    its shares are those on the one-sentence maps (none here), not the two-sentence maps'."""
+    shares = {"vertical": 0.55, "diagonal": 0.15, "vertical+diagonal": 0.2, "heterogeneous": 0.1}
+    claim = types_recur("sst2")
+    assert claim.finding.startswith("each of the four pattern types a single sentence can show")
+    found = type_shares(_outputs(tmp_path, 0, shares, task="sst2"), "sst2", 42)
+    assert found.classes == tuple(k for k in CLASSES if k != "block")
+    assert found.labelled.tolist() == [50, 50, 50, 50]  # the one-sentence maps alone
+    np.testing.assert_allclose(found.corrected, list(shares.values()), atol=1e-6)
+    measured = claim.measure(_outputs(tmp_path / "again", 0, shares, task="sst2"), 42)
+    assert claim.rule(measured) == "supported"  # block's lack of recall does not count here
+    assert measured.statistic == pytest.approx(0.1, abs=1e-6)
+
+
+def test_a_one_sentence_map_labelled_block_fails_in_one_line(tmp_path):
+    out = _outputs(tmp_path, 12, SHARES)
+    table = tmp_path / "plots" / "patterns_train" / "cross_validation.csv"
+    frame = pd.read_csv(table)
+    frame.loc[frame["task"].eq("sst2").idxmax(), "visual"] = "block"
+    frame.to_csv(table, index=False)
+    with pytest.raises(PipelineError, match=r"labelled map m\d+ of sst2 is 'block' by eye"):
+        type_shares(out, "sst2", 42)

@@ -21,6 +21,8 @@ from pipeline.claims.thresholds import (
     RECURS,
     SET_APART,
 )
+from pipeline.core.errors import PipelineError
+from pipeline.core.schema import load_task
 from pipeline.core.stage import seed_folder
 from pipeline.kovaleva.patterns import CLASSES
 
@@ -87,18 +89,42 @@ def table1_order(task: str) -> Claim:
     )
 
 
+def one_sentence(task: str) -> bool:
+    """Whether `task`'s inputs are single sentences (one text column): no map of such an
+    input can be block, which needs two sentences (Sec. 4.1; the labelling guide)."""
+    return len(load_task(task).text_columns) == 1
+
+
+def input_types(task: str) -> tuple[str, ...]:
+    """The pattern types `task`'s inputs can show: the five, less block on a one-sentence
+    task (registry version 2, pipeline/claims/amendments.yaml)."""
+    return tuple(k for k in CLASSES if not (k == "block" and one_sentence(task)))
+
+
 def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
-    """The five types' shares of `task`'s fine-tuned maps (fine-tuning seed `seed`),
-    corrected with the classifier's cross-validated errors (pipeline.claims.shares)."""
-    metrics, labelled = out.metrics(*patterns(seed)), out.table("patterns_train", "confusion")
-    observed = [out.interval(patterns(seed), f"{task}.finetuned.{k}") for k in CLASSES]
+    """The shares of the types `task`'s inputs can show (`input_types`) among its fine-tuned
+    maps (fine-tuning seed `seed`), corrected with the classifier's cross-validated errors on
+    the labelled maps of the same input kind, one sentence or two (pipeline.claims.shares)."""
+    metrics = out.metrics(*patterns(seed))
+    labelled = out.table("patterns_train", "cross_validation")
+    kinds = input_types(task)
+    labelled = labelled[labelled["task"].map(one_sentence) == one_sentence(task)]
+    foreign = ~labelled["visual"].isin(kinds) | ~labelled["cnn"].isin(kinds)
+    if foreign.any():
+        row = labelled[foreign].iloc[0]
+        raise PipelineError(
+            f"claims: labelled map {row['map_id']} of {row['task']} is {row['visual']!r} by "
+            f"eye and {row['cnn']!r} by the classifier, a type its input cannot show; "
+            "relabel it (guide: a single sentence is never block)"
+        )
+    observed = [out.interval(patterns(seed), f"{task}.finetuned.{k}") for k in kinds]
     return corrected_shares(
         np.array([m.statistic for m in observed]),
         np.array([m.ci_low for m in observed]),
         np.array([m.ci_high for m in observed]),
-        labelled["actual"],
-        labelled["predicted"],
-        CLASSES,
+        labelled["visual"],
+        labelled["cnn"],
+        kinds,
         float(metrics["seed_stability.max_share_change"]),
         SHARE_RESAMPLES,
         seed,
@@ -149,6 +175,9 @@ def types_recur(task: str) -> Claim:
             return undefined("; ".join(part for part in parts if part))
         return replace(smallest(*shares.values()), note=unresolved(found))
 
+    single = one_sentence(task)
+    count, kind = ("four", "one") if single else ("five", "two")
+    types = f"{count} pattern types" + (" a single sentence can show (block needs two)" * single)
     return Claim(
         name=f"kovaleva.types_recur.{task}",
         source=Source(
@@ -156,11 +185,11 @@ def types_recur(task: str) -> Claim:
             "Sec. 4.1, Fig. 2",
             "the five attention-pattern types recur consistently across heads and tasks",
         ),
-        finding=f"each of the five pattern types makes up a share of the fine-tuned model's "
-        f"maps ({task})",
-        statistic="the smallest of the five types' shares, each corrected for the "
-        "classifier's cross-validated errors (adjusted classify-and-count); interval over "
-        "examples, the labelled maps and the classifier's seed",
+        finding=f"each of the {types} makes up a share of the fine-tuned model's maps ({task})",
+        statistic=f"the smallest of the {count} types' shares, each corrected for the "
+        f"classifier's cross-validated errors on the labelled {kind}-sentence maps (adjusted "
+        "classify-and-count); interval over examples, the labelled maps and the classifier's "
+        "seed",
         rule=Beyond(RECURS),
         measure=measure,
         finetuned=(task,),

@@ -209,7 +209,7 @@ STAGES: tuple[Stage, ...] = (
             Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),
             Upstream("patterns_train", "metrics"),
-            Upstream("patterns_train", "plots", "confusion.csv"),
+            Upstream("patterns_train", "plots", "cross_validation.csv"),
             Upstream("patterns_apply", "metrics"),
             Upstream("analyze", "metrics"),
             Upstream("ablate", "metrics"),
