@@ -10,7 +10,9 @@ stage's time would buy at the matmul peak (TFLOP at peak). Between two machines,
 moments of one busy machine, that figure moves far less than the seconds do.
 
 - `--repro` first runs `dvc repro --force` (the whole committed profile, tens of minutes),
-  so the timings are this checkout's;
+  so the timings are this checkout's, and prints what the run spent outside the stages'
+  timers: its wall time less the stages' seconds, per stage run (Python's start-up and
+  imports, and DVC's hashing, locking and `dvc.lock` writes);
 - `--save JSON` writes the table, `--baseline JSON` prints each stage's ratio to a saved
   table (now / baseline, so below 1 is faster), which is how a change is held to its gains.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -40,6 +43,21 @@ def stage_seconds(timings: Path) -> dict[str, float]:
         record = json.loads(path.read_text())
         totals[record["stage"]] += float(record["seconds"])
     return dict(totals)
+
+
+def stage_runs(timings: Path) -> int:
+    """How many stage runs (stage, task, seed) wrote a timing under `timings`."""
+    return sum(1 for _ in timings.rglob("*.json"))
+
+
+def between_stages(wall: float, seconds: dict[str, float], runs: int) -> str:
+    """What a `dvc repro` of `wall` seconds spent outside its `runs` stage runs' timers."""
+    outside = wall - sum(seconds.values())
+    return (
+        f"dvc repro: {wall:,.1f} s wall, {outside:,.1f} s ({outside / wall:.0%}) outside the "
+        f"stages' timers: {outside / runs:.1f} s per stage run ({runs} runs) of start-up, "
+        "imports and DVC's bookkeeping"
+    )
 
 
 def cost_table(seconds: dict[str, float], gflops: float) -> pd.DataFrame:
@@ -64,8 +82,11 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a table written by --save")
     parser.add_argument("--save", type=Path, help="write this run's table (JSON)")
     args = parser.parse_args()
+    wall = None
     if args.repro:
+        started = time.perf_counter()
         subprocess.run(["dvc", "repro", "--force"], cwd=ROOT, check=True)
+        wall = time.perf_counter() - started
     seconds = stage_seconds(args.timings)
     if not seconds:
         raise SystemExit(f"error: no stage timings under {args.timings}; run the pipeline first")
@@ -77,6 +98,8 @@ def main() -> None:
     print(table.to_string(index=False, float_format=lambda x: f"{x:,.2f}"))
     total = table["seconds"].sum()
     print(f"all stages: {total:,.1f} s = {total * gflops / 1e3:,.1f} TFLOP at peak")
+    if wall is not None:
+        print(between_stages(wall, seconds, stage_runs(args.timings)))
     if args.save:
         write_text(args.save, table.drop(columns="ratio", errors="ignore").to_json(indent=1))
 
