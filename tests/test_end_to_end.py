@@ -112,7 +112,10 @@ def check_family_run(root: Path, env: dict[str, str], model: str) -> None:
     claims = json.loads((root / "outputs/metrics/claims.json").read_text())
     assert claims["seeds.count"] == 2 and claims["seeds.claims"] > 0
     assert (root / "outputs/plots/claims/claims_by_seed.csv").read_text().count("\n") > 1
-    assert (root / "outputs/report.html").stat().st_size > 0
+    report = (root / "outputs/report.html").read_text()
+    assert (
+        "<h2>Claims: the papers" in report and f"<code>{claims['registry.digest']}</code>" in report
+    )
     params = yaml.safe_load((root / "params.yaml").read_text())["model"]
     assert params["name"] == model
     shape = (
