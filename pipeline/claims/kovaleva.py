@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import cache
 
 import numpy as np
 
@@ -89,6 +90,7 @@ def table1_order(task: str) -> Claim:
     )
 
 
+@cache
 def one_sentence(task: str) -> bool:
     """Whether `task`'s inputs are single sentences (one text column): no map of such an
     input can be block, which needs two sentences (Sec. 4.1; the labelling guide)."""
