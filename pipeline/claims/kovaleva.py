@@ -177,9 +177,11 @@ def types_recur(task: str) -> Claim:
             return undefined("; ".join(part for part in parts if part))
         return replace(smallest(*shares.values()), note=unresolved(found))
 
-    single = one_sentence(task)
-    count, kind = ("four", "one") if single else ("five", "two")
-    types = f"{count} pattern types" + (" a single sentence can show (block needs two)" * single)
+    if one_sentence(task):
+        count, kind = "four", "one"
+        types = "four pattern types a single sentence can show (block needs two)"
+    else:
+        count, kind, types = "five", "two", "five pattern types"
     return Claim(
         name=f"kovaleva.types_recur.{task}",
         source=Source(
