@@ -31,7 +31,7 @@ import torch
 from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
-from pipeline.core.portable import use_portable_kernels, worker_pool
+from pipeline.core.portable import shared_data, use_portable_kernels, worker_pool
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of
 from pipeline.kovaleva.patterns.train import (
@@ -107,16 +107,9 @@ def speed(args: argparse.Namespace, settings: PatternClassifier, folder: Path) -
 
 
 def _fit_alone(job: Job) -> dict[str, torch.Tensor]:
-    inputs, labels, settings = _alone
+    """A worker's network trained alone, on the inputs, labels and settings its pool shares."""
+    inputs, labels, settings = shared_data()
     return fit(inputs[job.rows], labels[job.rows], settings, job.seed).state_dict()
-
-
-_alone: tuple[torch.Tensor, np.ndarray, PatternClassifier]
-
-
-def _share_alone(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> None:
-    global _alone
-    _alone = (inputs, labels, settings)
 
 
 def one_at_a_time(
@@ -127,7 +120,7 @@ def one_at_a_time(
     workers: int,
 ) -> list[PatternCNN]:
     """`fit_all` with each network trained alone as a torch module (`fit`)."""
-    with worker_pool(max(workers, 1), _share_alone, (inputs, labels, settings)) as pool:
+    with worker_pool(max(workers, 1), (inputs, labels, settings)) as pool:
         states = list(pool.map(_fit_alone, jobs))
     networks = []
     for state in states:

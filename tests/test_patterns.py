@@ -74,6 +74,7 @@ from pipeline.kovaleva.patterns.train import (
     fit_stack,
     load_labelled_set,
     recall_by_round,
+    schedule,
     stacks,
 )
 
@@ -266,6 +267,17 @@ def test_networks_do_not_depend_on_workers_or_the_networks_stacked_beside_them(o
         for name, tensor in mine.state_dict().items():
             assert torch.equal(tensor, theirs.state_dict()[name]), name
     assert not torch.equal(alone[2].classify.weight, alone[3].classify.weight)
+
+
+def test_the_largest_stacks_go_first_and_the_last_ones_split_for_the_workers():
+    settings = replace(SMALL_CNN, stack=2, batch_size=20)
+    small, large = np.arange(40), np.arange(60)  # 2 and 3 batches an epoch
+    jobs = [Job(small, 0), Job(small, 1), Job(large, 2), Job(large, 3), Job(large, 4)]
+    assert stacks(jobs, 2) == [[0, 1], [2, 3], [4]]
+    assert schedule(jobs, settings, workers=1) == [[2, 3], [0, 1], [4]]  # 6, 4, 3 batches
+    assert schedule(jobs, settings, workers=2) == [[2, 3], [0, 1], [4]]
+    assert schedule(jobs, settings, workers=3) == [[2, 3], [0], [1], [4]]
+    assert schedule(jobs, settings, workers=9) == [[2], [3], [0], [1], [4]]
 
 
 def weight_gap(a: PatternCNN, b: PatternCNN) -> float:

@@ -12,8 +12,10 @@ process that calls `use_portable_kernels` first, and every worker it spawns, com
 - oneDNN turned off (convolutions run as ATen's im2col and MKL matrix products).
 
 The libraries read both variables once, when they first compute, so a process that lacks them
-is restarted with them (`os.execv`, same command line). The guarantee holds for one build of
-torch and MKL on x86-64; ARM builds and other library versions may differ.
+is restarted with them (`os.execv`, same command line). The DVC stages that compute this way
+get them from their command in dvc.yaml and need no restart (pipeline/scale/declarations.py).
+The guarantee holds for one build of torch and MKL on x86-64; ARM builds and other library
+versions may differ.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import contextlib
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
@@ -41,24 +43,35 @@ def use_portable_kernels() -> None:
     torch.backends.mkldnn.enabled = False
 
 
-def _start_worker(initializer: Callable[..., None], initargs: tuple) -> None:
+# What `worker_pool` sent this worker process once, for every task it runs.
+_shared: object = None
+
+
+def _start_worker(shared: object) -> None:
     """Runs first in each worker: the parent's kernels (its environment is inherited, oneDNN
-    is not), one thread, then the caller's initializer."""
+    is not), one thread, and the pool's shared data kept for `shared_data`."""
+    global _shared
     if all(os.environ.get(key) == value for key, value in PORTABLE_ENV.items()):
         torch.backends.mkldnn.enabled = False
     torch.set_num_threads(1)
-    initializer(*initargs)
+    _shared = shared
+
+
+def shared_data() -> object:
+    """In a worker of `worker_pool`: the `shared` object its pool was opened with."""
+    if _shared is None:
+        raise RuntimeError("shared_data() runs only in a worker of worker_pool")
+    return _shared
 
 
 @contextlib.contextmanager
-def worker_pool(
-    workers: int, initializer: Callable[..., None], initargs: tuple = ()
-) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(workers: int, shared: object) -> Iterator[ProcessPoolExecutor]:
     """A pool of `workers` spawned processes with one torch thread each, computing with the
-    kernels of the process that opens it (portable ones after `use_portable_kernels`); each
-    worker runs `initializer(*initargs)` once."""
+    kernels of the process that opens it (portable ones after `use_portable_kernels`). Each
+    worker receives `shared` once (tensors, settings, models), for its tasks to read with
+    `shared_data()`; a task's own arguments travel with each task."""
     context = multiprocessing.get_context("spawn")  # a fork of torch's threads can hang
     with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(initializer, initargs)
+        workers, mp_context=context, initializer=_start_worker, initargs=(shared,)
     ) as pool:
         yield pool

@@ -65,6 +65,8 @@ class Stage:
     inputs: tuple[str | Upstream, ...] = ()  # data and other stages' outputs it reads
     task_configs: bool = False  # reads conf/task/*.yaml of every task in `tasks`
     whole_config: bool = False  # reads every key of params.yaml (its params: the whole file)
+    portable: bool = False  # computes with CPU-independent kernels (pipeline/core/portable.py):
+    # its cmd sets their environment, so that the stage need not restart itself to get it
     note: str = ""  # a comment above the stage in dvc.yaml
     dvc_plots: tuple[DvcPlot, ...] = field(default=())
 
@@ -114,6 +116,7 @@ STAGES: tuple[Stage, ...] = (
         # patterns.labels_from into deps (a change of the list reruns it through params)
         inputs=(f"{DATA}/annotations",),
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
+        portable=True,
     ),
     Stage(
         "patterns_apply",
@@ -122,6 +125,7 @@ STAGES: tuple[Stage, ...] = (
         outs=(str(layout.pattern_predictions(OUTPUTS, SEED)),),
         inputs=(*STORE, Upstream("patterns_train", "classifier")),
         dvc_plots=(DvcPlot("shares.csv", "bar_horizontal", "share", "class"),),
+        portable=True,
     ),
     Stage(
         "clark_heads",

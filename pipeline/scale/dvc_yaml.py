@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from pipeline.core import layout
+from pipeline.core.portable import PORTABLE_ENV
 from pipeline.scale.declarations import (
     OUTPUTS,
     SEED,
@@ -73,7 +74,8 @@ def upstream_path(reader: Stage, source: Upstream) -> str:
 def command(declared: Stage) -> str:
     task = f" {TASK}" if "task" in declared.per.value else ""
     seed = f" --seed {SEED}" if "seed" in declared.per.value else ""
-    return f"python -m {declared.module} --dvc{task}{seed}"
+    env = "".join(f"{key}={value} " for key, value in PORTABLE_ENV.items())
+    return f"{env if declared.portable else ''}python -m {declared.module} --dvc{task}{seed}"
 
 
 def deps(declared: Stage) -> list[str]:

@@ -30,6 +30,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
+from pipeline.core.portable import shared_data, worker_pool
 from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
@@ -93,20 +94,13 @@ def head_inputs(
     return HeadInputs(torch.cat(inputs), torch.cat(pairs), pd.concat(frames, ignore_index=True))
 
 
-def classify(
-    ensembles: Sequence[Sequence[PatternCNN]],
-    input_size: int,
-    store: AttentionStore,
-    variant: str,
-    task: str,
-    examples: Sequence[int],
-    thresholds: PatternRule,
+def labelled_heads(
+    found: HeadInputs, variant: str, task: str, first: torch.Tensor, second: torch.Tensor
 ) -> pd.DataFrame:
-    """One row per (example, layer, head): the classifier's class and probability, the
-    seed-stability ensemble's class (`label_seed2`), the rule's, and whether the map's
-    strongest column is [CLS] or [SEP] (`strongest_special`)."""
-    found = head_inputs(store, variant, task, examples, input_size, thresholds)
-    first, second = (predict(e, found.inputs, found.pairs) for e in ensembles)  # [maps, C]
+    """One row per (example, layer, head) of `found`: the classifier's class and probability
+    from its probabilities `first` [maps, C], the seed-stability ensemble's class
+    (`label_seed2`) from `second`, the rule's, and whether the map's strongest column is
+    [CLS] or [SEP] (`strongest_special`)."""
     frame = found.heads
     frame.insert(0, "variant", variant)
     frame.insert(1, "task", task)
@@ -114,6 +108,11 @@ def classify(
     frame["confidence"] = first.max(-1).values.numpy()
     frame["label_seed2"] = np.asarray(CLASSES)[second.argmax(-1).numpy()]
     return frame
+
+
+def _predict_shared(ensemble: int, inputs: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
+    """In a worker: class probabilities [maps, C] of one of the ensembles its pool shares."""
+    return predict(shared_data()[ensemble], inputs, pairs)
 
 
 def strongest_is_special(maps: np.ndarray, tokens: Sequence[str]) -> np.ndarray:
@@ -253,15 +252,25 @@ def classify_heads(
     seed: int,
 ) -> ClassifiedMaps:
     """Every head's map on the first `settings.num_examples` dumped dev examples of each task
-    and variant (the dump's own seeded sample), classified by both networks and the rule;
-    the class shares with their intervals (bootstrap seeded by `seed`)."""
-    parts = []
-    for task, store in stores.items():
-        for variant in store.variants:
-            examples = store.example_ids(variant, task)[: settings.num_examples]
-            parts.append(
-                classify(ensembles, input_size, store, variant, task, examples, settings.heuristic)
-            )
+    and variant (the dump's own seeded sample), classified by both ensembles and the rule;
+    the class shares with their intervals (bootstrap seeded by `seed`). The ensembles
+    predict in `settings.classifier.workers` processes of one thread each, with this
+    process's kernels: the probabilities are those of one thread here."""
+    pending = []
+    with worker_pool(max(settings.classifier.workers, 1), ensembles) as pool:
+        for task, store in stores.items():  # the next maps are read while workers predict
+            for variant in store.variants:
+                examples = store.example_ids(variant, task)[: settings.num_examples]
+                found = head_inputs(store, variant, task, examples, input_size, settings.heuristic)
+                futures = [
+                    pool.submit(_predict_shared, k, found.inputs, found.pairs)
+                    for k in range(len(ensembles))
+                ]
+                pending.append((found, variant, task, futures))
+        parts = [
+            labelled_heads(found, variant, task, *(f.result() for f in futures))
+            for found, variant, task, futures in pending
+        ]
     predictions = pd.concat(parts, ignore_index=True)
     resamples = settings.classifier.bootstrap_resamples
     shares = class_shares(predictions, resamples, seed)

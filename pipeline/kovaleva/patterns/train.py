@@ -31,16 +31,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedGroupKFold
 from tqdm import tqdm
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.portable import worker_pool
+from pipeline.core.portable import shared_data, worker_pool
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.agreement import annotator_agreement, kappa, raw_agreement
+from pipeline.kovaleva.patterns.agreement import annotator_agreement
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict, train
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.heuristic import heuristic_labels
@@ -53,6 +52,12 @@ from pipeline.kovaleva.patterns.labels import (
 )
 from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
 from pipeline.kovaleva.patterns.roles import sentence_ids
+from pipeline.kovaleva.patterns.scores import (
+    confusion_scores,
+    example_confusions,
+    resampled_confusions,
+    score_names,
+)
 from pipeline.kovaleva.patterns.stacked import train_stacked
 
 
@@ -189,38 +194,36 @@ def fit_stack(
     return networks
 
 
-def stacks(jobs: Sequence[Job], size: int) -> list[list[Job]]:
-    """Consecutive jobs on the same rows, in stacks of at most `size` networks."""
-    out: list[list[Job]] = []
-    for job in jobs:
-        if out and len(out[-1]) < size and np.array_equal(out[-1][0].rows, job.rows):
-            out[-1].append(job)
+def stacks(jobs: Sequence[Job], size: int) -> list[list[int]]:
+    """Indices of consecutive jobs on the same rows, in stacks of at most `size` networks."""
+    out: list[list[int]] = []
+    for i, job in enumerate(jobs):
+        last = out[-1] if out else []
+        if last and len(last) < size and np.array_equal(jobs[last[0]].rows, job.rows):
+            last.append(i)
         else:
-            out.append([job])
+            out.append([i])
     return out
 
 
-def _fit_weights(
-    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, stack: list[Job]
-) -> list[dict[str, torch.Tensor]]:
-    """One stack's networks, trained, as their weights."""
-    return [net.state_dict() for net in fit_stack(inputs, labels, settings, stack)]
-
-
-# What every stack of a worker process trains on, sent once per worker (not once per stack).
-_shared: tuple[torch.Tensor, np.ndarray, PatternClassifier] | None = None
-
-
-def _share(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> None:
-    """Pool initializer: keep the training data of every stack."""
-    global _shared
-    _shared = (inputs, labels, settings)
+def schedule(jobs: Sequence[Job], settings: PatternClassifier, workers: int) -> list[list[int]]:
+    """The stacks of `jobs` (`stacks`) in the order the workers take them: largest first
+    (networks x batches per epoch), and the last `workers - 1` split into single networks.
+    Each worker takes the next stack when it is done, so the workers finish nearly together
+    rather than one of them a whole stack after the others."""
+    planned = sorted(
+        stacks(jobs, settings.stack),
+        key=lambda stack: -len(stack) * -(-len(jobs[stack[0]].rows) // settings.batch_size),
+    )
+    tail = len(planned) - min(max(workers - 1, 0), len(planned))
+    return planned[:tail] + [[i] for stack in planned[tail:] for i in stack]
 
 
 def _fit_shared(stack: list[Job]) -> list[dict[str, torch.Tensor]]:
-    """A worker's stack, on the data `_share` left it."""
-    assert _shared is not None, "_fit_shared runs only in a worker started by _share"
-    return _fit_weights(*_shared, stack)
+    """In a worker: one stack's networks (`fit_stack`) on the inputs, labels and settings
+    its pool shares, trained, as their weights."""
+    inputs, labels, settings = shared_data()
+    return [net.state_dict() for net in fit_stack(inputs, labels, settings, stack)]
 
 
 def fit_all(
@@ -231,17 +234,21 @@ def fit_all(
     workers: int,
 ) -> list[PatternCNN]:
     """The networks of `jobs`, in order, trained in stacks of `settings.stack` (`fit_stack`)
-    by `workers` spawned processes with the kernels of this one (`pipeline.core.portable`).
-    A network's weights depend neither on `workers` nor on the networks beside it."""
-    with worker_pool(max(workers, 1), _share, (inputs, labels, settings)) as pool:
-        futures = [pool.submit(_fit_shared, stack) for stack in stacks(jobs, settings.stack)]
-        weights = [
-            w for f in tqdm(futures, desc="train pattern CNNs", leave=False) for w in f.result()
-        ]
+    by `workers` spawned processes with the kernels of this one (`pipeline.core.portable`),
+    in the order of `schedule`. A network's weights depend neither on `workers` nor on the
+    networks beside it."""
+    planned = schedule(jobs, settings, workers)
+    weights: dict[int, dict[str, torch.Tensor]] = {}
+    with worker_pool(max(workers, 1), (inputs, labels, settings)) as pool:
+        futures = [pool.submit(_fit_shared, [jobs[i] for i in stack]) for stack in planned]
+        for stack, future in zip(
+            planned, tqdm(futures, desc="train pattern CNNs", leave=False), strict=True
+        ):
+            weights.update(zip(stack, future.result(), strict=True))
     networks = []
-    for state in weights:
+    for i in range(len(jobs)):
         networks.append(PatternCNN(settings.channels, settings.dropout))
-        networks[-1].load_state_dict(state)
+        networks[-1].load_state_dict(weights[i])
     return networks
 
 
@@ -267,19 +274,6 @@ def held_out_predictions(
     return predicted.astype(str), confidence
 
 
-def macro_f1(true: np.ndarray, predicted: np.ndarray) -> float:
-    """Macro-F1 over the classes of the visual labels."""
-    present = [c for c in CLASSES if c in set(true)]
-    return float(f1_score(true, predicted, labels=present, average="macro", zero_division=0))
-
-
-def class_f1(name: str) -> Callable[[np.ndarray, np.ndarray], float]:
-    def score(true: np.ndarray, predicted: np.ndarray) -> float:
-        return float(f1_score(true, predicted, labels=[name], average="macro", zero_division=0))
-
-    return score
-
-
 def score_table(
     true: np.ndarray,
     by_method: dict[str, np.ndarray],
@@ -289,27 +283,29 @@ def score_table(
 ) -> pd.DataFrame:
     """method, score, estimate, ci_low, ci_high: each method's labels against `true`, with
     95% bootstrap intervals that resample input examples (`groups`), since the maps of one
-    example are not independent."""
-    scores: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-        "accuracy": raw_agreement,
-        "kappa": kappa,
-        "macro_f1": macro_f1,
-    }
-    scores.update({f"f1_{c}": class_f1(c) for c in CLASSES if c in set(true)})
-    codes = pd.factorize(groups)[0]
-    rows_of = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)]
+    example are not independent. Every resample's scores come from its confusion matrix
+    (`scores`); each method is resampled alike (one seed)."""
+    codes = pd.factorize(groups)[0]  # [N]: input example, 0..G-1
+    names = score_names(true)
     rows = []
     for method, predicted in by_method.items():
-        for name, score in scores.items():
+        confusions = example_confusions(true, predicted, codes)  # [G, C, C]
 
-            def on_examples(picked: np.ndarray, score=score, predicted=predicted) -> float:
-                chosen = np.concatenate([rows_of[g] for g in picked])
-                return score(true[chosen], predicted[chosen])
+        def on_examples(picked: np.ndarray, confusions=confusions) -> np.ndarray:
+            """Drawn examples [..., G] -> scores [..., K]."""
+            return confusion_scores(resampled_confusions(confusions, picked), names)
 
-            interval = bootstrap_interval(
-                on_examples, np.arange(len(rows_of)), n_resamples=n_resamples, seed=seed
-            )
-            rows.append((method, name, interval.estimate, interval.low, interval.high))
+        intervals = bootstrap_interval(
+            on_examples,
+            np.arange(len(confusions)),
+            n_resamples=n_resamples,
+            seed=seed,
+            vectorized=True,
+        )
+        rows += [
+            (method, name, i.estimate, i.low, i.high)
+            for name, i in zip(names, intervals, strict=True)
+        ]
     return pd.DataFrame(rows, columns=["method", "score", "estimate", "ci_low", "ci_high"])
 
 
