@@ -24,6 +24,7 @@ its numbers repeat across x86-64 machines.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,10 +212,11 @@ def schedule(jobs: Sequence[Job], settings: PatternClassifier, workers: int) -> 
     (networks x batches per epoch), and the last `workers - 1` split into single networks.
     Each worker takes the next stack when it is done, so the workers finish nearly together
     rather than one of them a whole stack after the others."""
-    planned = sorted(
-        stacks(jobs, settings.stack),
-        key=lambda stack: -len(stack) * -(-len(jobs[stack[0]].rows) // settings.batch_size),
-    )
+
+    def cost(stack: list[int]) -> int:  # networks x batches per epoch
+        return len(stack) * math.ceil(len(jobs[stack[0]].rows) / settings.batch_size)
+
+    planned = sorted(stacks(jobs, settings.stack), key=cost, reverse=True)  # stable
     tail = len(planned) - min(max(workers - 1, 0), len(planned))
     return planned[:tail] + [[i] for stack in planned[tail:] for i in stack]
 
