@@ -21,6 +21,10 @@ the default and the variant on the same batch, the order alternating between rou
 - threads: `torch.set_num_threads(1)` against `--threads` (under the OpenMP wait policy of
   the environment, which the output states: `pipeline.scale` runs parallel jobs with
   OMP_WAIT_POLICY=PASSIVE);
+- two models: two copies of the model trained on the same batches one after the other on
+  `--threads` threads (as a finetune stage trains its fine-tuned and random-init models)
+  against the two side by side in two processes of one thread each, both timed from one
+  wall-clock start;
 - compile: `torch.compile` (inductor) of the model against eager; the first call and every
   call that compiles a new graph (the lengths vary from batch to batch) are counted as
   compile time, above the compiled steady state; the break-even is the steps after which the
@@ -36,6 +40,7 @@ the default and the variant on the same batch, the order alternating between rou
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import os
@@ -60,6 +65,7 @@ from benchmarks.bench_cost import (
     matmul_gflops,
     profile_params,
 )
+from pipeline.core.portable import shared_data, worker_pool
 from pipeline.core.schema import (
     FinetuneConfig,
     PrepareConfig,
@@ -259,6 +265,53 @@ def compare_threads(
     return against(interleaved(candidates, len(batches.rows) - 1), default)
 
 
+def _steps_from(start_at: float) -> tuple[float, float]:
+    """In a worker: a copy of the shared model, a warm-up step, then the shared batches' steps
+    from wall-clock time `start_at` on one thread; (start, end) of the timed steps."""
+    subject, batches, settings = shared_data()
+    model = copy.deepcopy(subject.model)  # its own: the pool shares the subject's memory
+    batches.step(subject, settings, 0, model)
+    time.sleep(max(start_at - time.time(), 0.0))
+    start = time.time()
+    for round_ in range(1, len(batches.rows)):
+        batches.step(subject, settings, round_, model)
+    return start, time.time()
+
+
+def compare_side_by_side(
+    subject: Subject,
+    batches: Batches,
+    settings: FinetuneConfig,
+    threads: int,
+    wait: float = 30.0,
+) -> dict[str, Any]:
+    """Two models trained one after the other on `threads` threads (as a finetune stage trains
+    its fine-tuned and its random-init model) against the two side by side, each in a
+    process of one thread, on the same batches: wall seconds of all the steps of both. The
+    workers start their timed steps together, `wait` seconds after they are spawned (time
+    to import and warm up); a worker still starting then begins when it is ready."""
+    models = [copy.deepcopy(subject.model) for _ in range(2)]
+    for model in models:
+        batches.step(subject, settings, 0, model)  # warm-up
+    start = time.perf_counter()
+    for model in models:
+        for round_ in range(1, len(batches.rows)):
+            batches.step(subject, settings, round_, model)
+    one_after_the_other = time.perf_counter() - start
+    with worker_pool(2, (subject, batches, settings)) as pool:
+        start_at = time.time() + wait
+        spans = list(pool.map(_steps_from, [start_at, start_at]))
+    side_by_side = max(end for _, end in spans) - min(begin for begin, _ in spans)
+    default = f"one after the other, {threads} threads"
+    return {
+        default: {"seconds": one_after_the_other, "ratio": 1.0},
+        "side by side, 1 thread each": {
+            "seconds": side_by_side,
+            "ratio": side_by_side / one_after_the_other,
+        },
+    }
+
+
 def compare_optimizers(
     subject: Subject, batches: Batches, settings: FinetuneConfig, rounds: int, step_s: float
 ) -> dict[str, Any]:
@@ -371,6 +424,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     grouped = batch_orders(lengths, settings.batch_size, profile["seed"])["grouped"]
     batches = Batches.of(task, data, grouped[: args.steps + 1])
     variants: dict[str, Any] = {"threads": compare_threads(first, batches, settings, args.threads)}
+    variants["two models"] = compare_side_by_side(first, batches, settings, args.threads)
     step_s = variants["threads"][f"{args.threads} threads (default)"]["seconds"]
     variants["optimizer"] = compare_optimizers(first, batches, settings, args.steps, step_s)
     variants["batching"] = compare_batching(
@@ -412,7 +466,7 @@ def markdown(result: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     variants = result["variants"]
-    for group in ("threads", "optimizer", "batching"):
+    for group in ("threads", "two models", "optimizer", "batching"):
         for name, row in variants[group].items():
             note = ""
             if group == "optimizer":

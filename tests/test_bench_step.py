@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from builders import tiny_bert
 
 from benchmarks.bench_cost import Shape, profile_params
@@ -15,6 +16,7 @@ from benchmarks.bench_step import (
     against,
     batch_orders,
     compare_optimizers,
+    compare_side_by_side,
     compare_threads,
     fine_tuning_steps,
     interleaved,
@@ -102,3 +104,17 @@ def test_thread_and_optimizer_variants_report_every_candidate(settings):
     assert list(optimizers) == ["training.py's (loop)", "foreach", "fused"]
     for row in optimizers.values():
         assert math.isclose(row["share_of_step"], row["seconds"] / 2.0)
+
+
+def test_two_models_one_after_the_other_against_side_by_side(settings):
+    subject = _subject("tiny", 1)
+    data = LabelledRows(subject.rows, subject.labels)
+    batches = Batches.of(load_task("rte"), data, [[0, 1], [2, 3]])
+    before = [p.detach().clone() for p in subject.model.parameters()]
+    both = compare_side_by_side(subject, batches, settings, threads=2, wait=0.0)
+    assert list(both) == ["one after the other, 2 threads", "side by side, 1 thread each"]
+    first, second = both.values()
+    assert first["ratio"] == 1.0 and first["seconds"] > 0 and second["seconds"] > 0
+    assert math.isclose(second["ratio"], second["seconds"] / first["seconds"])
+    # the copies trained, not the subject's own model
+    assert all(torch.equal(a, b) for a, b in zip(before, subject.model.parameters(), strict=True))

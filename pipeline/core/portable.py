@@ -69,7 +69,9 @@ def worker_pool(workers: int, shared: object) -> Iterator[ProcessPoolExecutor]:
     """A pool of `workers` spawned processes with one torch thread each, computing with the
     kernels of the process that opens it (portable ones after `use_portable_kernels`). Each
     worker receives `shared` once (tensors, settings, models), for its tasks to read with
-    `shared_data()`; a task's own arguments travel with each task."""
+    `shared_data()`; a task's own arguments travel with each task. Tensors travel in shared
+    memory (torch.multiprocessing): a worker that changes one changes it for every process,
+    so a worker trains copies of what it is sent."""
     context = multiprocessing.get_context("spawn")  # a fork of torch's threads can hang
     with ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start_worker, initargs=(shared,)
