@@ -24,10 +24,10 @@ def example_confusions(true: np.ndarray, predicted: np.ndarray, groups: np.ndarr
     """int [G, C, C]: per input example (`groups` codes 0..G-1 [N]), the count of maps with
     visual label i (CLASSES order) that were called j."""
     index = {name: i for i, name in enumerate(CLASSES)}
-    t = np.array([index[c] for c in true], dtype=np.int64)
-    p = np.array([index[c] for c in predicted], dtype=np.int64)
-    size = len(CLASSES)
-    cells = (np.asarray(groups) * size + t) * size + p
+    t = np.array([index[c] for c in true], dtype=np.int64)  # [N]
+    p = np.array([index[c] for c in predicted], dtype=np.int64)  # [N]
+    groups, size = np.asarray(groups), len(CLASSES)
+    cells = (groups * size + t) * size + p  # [N]: one cell of one example's matrix
     return np.bincount(cells, minlength=(groups.max() + 1) * size * size).reshape(-1, size, size)
 
 
