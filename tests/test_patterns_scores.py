@@ -66,11 +66,8 @@ def test_edge_cases_follow_sklearn():
         np.testing.assert_array_equal(
             confusion_scores(confusion, names), sklearn_scores(true, predicted, names)
         )
-    assert np.isnan(confusion_scores(confusion_of(one_class), ["kappa"])[0])
-
-
-def confusion_of(labels: np.ndarray) -> np.ndarray:
-    return example_confusions(labels, labels, np.zeros(len(labels), dtype=int))[0]
+    alone = example_confusions(one_class, one_class, np.zeros(len(one_class), dtype=int))[0]
+    assert np.isnan(confusion_scores(alone, ["kappa"])[0])
 
 
 def test_only_classes_among_the_labels_get_an_f1():

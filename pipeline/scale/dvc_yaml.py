@@ -74,8 +74,8 @@ def upstream_path(reader: Stage, source: Upstream) -> str:
 def command(declared: Stage) -> str:
     task = f" {TASK}" if "task" in declared.per.value else ""
     seed = f" --seed {SEED}" if "seed" in declared.per.value else ""
-    env = "".join(f"{key}={value} " for key, value in PORTABLE_ENV.items())
-    return f"{env if declared.portable else ''}python -m {declared.module} --dvc{task}{seed}"
+    env = "".join(f"{k}={v} " for k, v in PORTABLE_ENV.items()) if declared.portable else ""
+    return f"{env}python -m {declared.module} --dvc{task}{seed}"
 
 
 def deps(declared: Stage) -> list[str]:
