@@ -1,9 +1,9 @@
 """Cost of a profile (default: paper): each stage's per-example cost on a model of the
 profile's shape, measured on this machine, projected to conf/experiment/<profile>.yaml.
 
-    python -m benchmarks.bench_cost [--profile paper] [--threads 2] [--precision fp32]
-        [--train-batch 32] [--train-steps 1] [--dump-examples 16] [--sweep-examples 2]
-        [--importance-examples 4] [--length 128] [--json PATH]
+    python -m benchmarks.bench_cost [--profile paper] [--device cpu] [--threads 2]
+        [--precision fp32] [--train-batch 32] [--train-steps 1] [--dump-examples 16]
+        [--sweep-examples 2] [--importance-examples 4] [--length 128] [--json PATH]
 
 The model is a BertConfig of the profile's model's shapes (its config.json where the model is
 on disk, e.g. MiniLM-L6: 6 layers x 12 heads, hidden 384; else a BertConfig's defaults,
@@ -21,9 +21,13 @@ examples and its peak resident memory:
   importance (`head_importance`) and the gated forward of the pruning curve (`gated_logits`);
 - analyze: `pipeline.kovaleva.analyze.analyze_task` on the dumped store (spaCy included).
 
-The fine-tuning and ablation processes first measure the float32 matmul rate (best of 2048 x
-2048 torch.mm) and state fine-tuning and the sweep as a fraction of it (both in the same
-process, seconds apart, so a machine shared with other jobs skews both alike). FLOPs come
+`--device cuda` runs finetune, dump and ablate on the GPU (analyze reads the store on the
+CPU whatever the device) and also reports each process's peak GPU memory.
+
+The fine-tuning and ablation processes first measure the matmul rate in the run's compute
+dtype (float32 unless `--precision` sets a 16-bit one; best of N x N torch.mm, N = 2048 on
+the CPU, 8192 on a GPU) and state fine-tuning and the sweep as a fraction of it (both in the
+same process, seconds apart, so a machine shared with other jobs skews both alike). FLOPs come
 from the model's shapes: per layer and example 8TD^2 (Q, K, V, O) + 4TDI (feed-forward) +
 4T^2D (scores and context); training counts 3x the forward; the sweep counts every layer it
 runs (cached layer inputs: an ablation at layer l runs layers l..L-1). The projection
@@ -53,9 +57,13 @@ from omegaconf import OmegaConf
 from pipeline.ablation.importance import pruning_schedule
 from pipeline.core.config import glue_dir
 from pipeline.core.params import compose_params
+from pipeline.core.precision import device_dtype
 from pipeline.core.schema import load_model, load_task
 
 REPO = Path(__file__).resolve().parent.parent
+CPU = torch.device("cpu")
+STAGES = ("finetune", "dump", "ablate", "analyze")  # the measuring processes, in order
+PEAKS = ("peak_gib", "gpu_peak_gib")  # peak resident memory, peak allocated GPU memory
 TASK = "rte"  # source of the benchmark's sentences (two text columns, offline)
 
 # GLUE train / dev sizes (MNLI: matched dev), from the GLUE paper and the hub's nyu-mll/glue.
@@ -131,8 +139,19 @@ class Shape:
 # --- measurements, each in a fresh process ------------------------------------------------
 
 
-def _peak_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
+def _peaks(device: torch.device) -> dict[str, float]:
+    """The process's peak resident memory, and on a GPU its peak allocated GPU memory (GiB)."""
+    peaks = {"peak_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}  # KiB
+    if device.type == "cuda":
+        peaks["gpu_peak_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
+    return peaks
+
+
+def _clock(device: torch.device) -> float:
+    """perf_counter once the device has finished the work queued on it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
 
 
 def _setup(opts: dict[str, Any]):
@@ -155,7 +174,7 @@ def _setup(opts: dict[str, Any]):
     )
     model = BertForSequenceClassification(config)
     model.set_attn_implementation("sdpa")
-    return tokenizer, model.eval()
+    return tokenizer, model.to(opts["device"]).eval()
 
 
 def _frame(count: int, length: int) -> pd.DataFrame:
@@ -181,29 +200,30 @@ def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.models.training import predict, train
 
     tokenizer, model = _setup(opts)
-    gflops = matmul_gflops()  # the machine's rate now, in this process
+    device = torch.device(opts["device"])
+    gflops = matmul_gflops(device, opts["precision"])  # the machine's rate now, in this process
     batch = opts["train_batch"]
     data = _rows(tokenizer, batch * (1 + opts["train_steps"]), opts["length"])
     node = OmegaConf.create(profile_params(opts["profile"])["finetune"])
     node.epochs, node.batch_size, node.checkpoint_every = 1, batch, 0
     settings = typed(FinetuneConfig, node)
     task, pad = load_task(TASK), tokenizer.pad_token_id
-    run = {"device": torch.device("cpu"), "precision": opts["precision"]}
+    run = {"device": device, "precision": opts["precision"]}
     train(model, task, data.rows[:batch], data.labels[:batch], settings, 0, pad, **run)  # warm-up
-    started = time.perf_counter()
+    started = _clock(device)
     timed = slice(batch, None)
     train(model, task, data.rows[timed], data.labels[timed], settings, 0, pad, **run)
-    seconds = time.perf_counter() - started
+    seconds = _clock(device) - started
     predict(model, data.rows[:batch], batch, pad, **run)  # warm-up
-    started = time.perf_counter()
+    started = _clock(device)
     predict(model, data.rows, batch, pad, **run)
-    forward = (time.perf_counter() - started) / len(data.rows)
+    forward = (_clock(device) - started) / len(data.rows)
     return {
         "train_s": seconds / (batch * opts["train_steps"]),
         "matmul_gflops": gflops,
         "forward_s": forward,
         "parameters": sum(p.numel() for p in model.parameters()),
-        "peak_gib": _peak_gib(),
+        **_peaks(device),
     }
 
 
@@ -214,7 +234,7 @@ def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.core.precision import autocast
 
     tokenizer, model = _setup(opts)
-    model = attach(model)
+    model, device = attach(model), torch.device(opts["device"])
     count, batch = opts["dump_examples"], opts["dump_batch"]
     frame = _frame(count + batch, opts["length"])
     examples = tokenize_examples(tokenizer, load_task(TASK), frame, opts["length"])
@@ -223,25 +243,25 @@ def measure_dump(opts: dict[str, Any]) -> dict[str, float]:
     seconds = 0.0
     for variant, chosen in (("warm-up", examples[:batch]), ("finetuned", examples[batch:])):
         target = path if variant == "finetuned" else path.with_suffix(".warm")
-        started = time.perf_counter()
+        started = _clock(device)
         with (
             AttentionWriter(
                 target, model_id="bench", num_layers=num_layers, num_heads=num_heads,
                 config_hash="bench",
             ) as writer,
-            autocast(opts["precision"], "cpu"),
+            autocast(opts["precision"], device),
         ):  # fmt: skip
             for name in ("finetuned", "pretrained"):  # the stage's two variants, same model
                 dump_variant(
                     model, chosen, writer, name, TASK, batch_size=batch,
                     pad_id=tokenizer.pad_token_id,
                 )  # fmt: skip
-        seconds = time.perf_counter() - started
+        seconds = _clock(device) - started
     per_example = 2 * count  # examples x variants
     return {
         "dump_s": seconds / per_example,
         "store_bytes": path.stat().st_size / per_example,
-        "peak_gib": _peak_gib(),
+        **_peaks(device),
     }
 
 
@@ -253,7 +273,8 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
     from pipeline.core.precision import autocast
 
     tokenizer, model = _setup(opts)
-    gflops = matmul_gflops()  # the machine's rate now, in this process
+    device = torch.device(opts["device"])
+    gflops = matmul_gflops(device, opts["precision"])  # the machine's rate now, in this process
     layerwise = Layerwise.of(attach(model))
     shape = model_shape(model)
     ablate = profile_params(opts["profile"])["ablate"]
@@ -263,27 +284,27 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
     pruned = torch.zeros(shape, dtype=torch.bool)
     pruned[:, : shape[1] // 2] = True
     settings = {"pad_id": pad, "batch_size": ablate["batch_size"]}
-    with autocast(opts["precision"], "cpu"):
+    with autocast(opts["precision"], device):
         gated_logits(layerwise, scored.rows[:1], pruned, **settings)  # warm-up
-        started = time.perf_counter()
+        started = _clock(device)
         sweep(
             layerwise, sweep_rows.rows, head_ablations(shape) + layer_ablations(shape),
             mode=ablate["mode"], ablations_per_pass=ablate["ablations_per_pass"],
             cache_budget_mb=ablate["cache_budget_mb"], progress=False, **settings,
         )  # fmt: skip
-        sweep_s = (time.perf_counter() - started) / len(sweep_rows.rows)
-        started = time.perf_counter()
+        sweep_s = (_clock(device) - started) / len(sweep_rows.rows)
+        started = _clock(device)
         head_importance(layerwise, scored.rows, scored.labels, task, pruned=pruned, **settings)
-        importance_s = (time.perf_counter() - started) / len(scored.rows)
-        started = time.perf_counter()
+        importance_s = (_clock(device) - started) / len(scored.rows)
+        started = _clock(device)
         gated_logits(layerwise, scored.rows, pruned, **settings)
-        gated_s = (time.perf_counter() - started) / len(scored.rows)
+        gated_s = (_clock(device) - started) / len(scored.rows)
     return {
         "sweep_s": sweep_s,
         "matmul_gflops": gflops,
         "importance_s": importance_s,
         "gated_s": gated_s,
-        "peak_gib": _peak_gib(),
+        **_peaks(device),
     }
 
 
@@ -298,18 +319,21 @@ def measure_analyze(opts: dict[str, Any]) -> dict[str, float]:
     started = time.perf_counter()
     result = analyze_task(AttentionStore(opts["store"]), TASK, settings)
     seconds = time.perf_counter() - started
-    return {"analyze_s": seconds / len(result.examples), "peak_gib": _peak_gib()}
+    return {"analyze_s": seconds / len(result.examples), **_peaks(CPU)}
 
 
-def matmul_gflops(size: int = 2048, repeat: int = 5) -> float:
-    """Best float32 torch.mm rate (GFLOP/s) of two size x size matrices, on torch's threads."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_gflops(device: torch.device = CPU, precision: str = "fp32", repeat: int = 5) -> float:
+    """Best torch.mm rate (GFLOP/s) of two N x N matrices in the compute dtype of `precision`
+    on `device` (N = 2048 on the CPU, on torch's threads; 8192 on a GPU)."""
+    size = 8192 if device.type == "cuda" else 2048
+    dtype = device_dtype(precision, device)
+    a, b = (torch.randn(size, size, device=device, dtype=dtype) for _ in range(2))
     torch.mm(a, b)
     best = math.inf
     for _ in range(repeat):
-        started = time.perf_counter()
+        started = _clock(device)
         torch.mm(a, b)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, _clock(device) - started)
     return 2 * size**3 / best / 1e9
 
 
@@ -318,61 +342,92 @@ def in_fresh_process(function, opts: dict[str, Any]) -> dict[str, float]:
         return pool.submit(function, opts).result()
 
 
+MEASURES = {
+    "finetune": measure_finetune,
+    "dump": measure_dump,
+    "ablate": measure_ablate,
+    "analyze": measure_analyze,
+}
+
+
 # --- the projection -------------------------------------------------------------------------
+
+
+def task_cost(row: str, c: dict[str, float], n: dict[str, int]) -> tuple[float, float]:
+    """(seconds, bytes on disk) of one task and seed in the projection's `row`, from the costs
+    `c` of the process that measured it and the task's counts `n`."""
+    match row:
+        case "finetune":  # the trained runs, the scored variants; the saved float32 model
+            seconds = n["trained"] * n["epochs"] * n["train"] * c["train_s"]
+            return seconds + n["scored"] * n["dev"] * c["forward_s"], 4 * c["parameters"]
+        case "dump":  # two variants
+            return 2 * n["dumped"] * c["dump_s"], 2 * n["dumped"] * c["store_bytes"]
+        case "ablate":
+            return n["swept"] * c["sweep_s"], 0.0
+        case "importance":  # each point of the pruning curve: importance, then the gated forward
+            return n["points"] * (
+                n["importance"] * c["importance_s"] + n["swept"] * c["gated_s"]
+            ), 0.0
+        case "analyze":
+            return n["dumped"] * c["analyze_s"], 0.0
+    raise ValueError(f"no projection row '{row}'")
 
 
 def projection(
     cost: dict[str, dict[str, float]], params: dict[str, Any], shape: Shape
 ) -> pd.DataFrame:
-    """Time, disk and peak memory of each stage of the profile, all tasks and seeds together."""
+    """Time, disk and peak memory of each measured stage of the profile (the keys of `cost`;
+    the importance row comes with ablate), all tasks and seeds together."""
     finetune, dump, ablate = params["finetune"], params["dump_attention"], params["ablate"]
     prepare, seeds = params["prepare"], len(params["seeds"])
-    trained = 1 + int(finetune["baselines"]["random_init"])  # fine-tuned runs per task
-    scored = (
-        1
-        + int(finetune["baselines"]["pretrained_no_finetune"])
-        + int(finetune["baselines"]["random_init"])
-    )  # evaluated variants per task
-    points = len(pruning_schedule(shape.layers * shape.heads, ablate["prune_step"]))
-    params_bytes = cost["finetune"]["parameters"] * 4  # float32 weights
-    rows = {stage: {"hours": 0.0, "disk_gib": 0.0} for stage in ("finetune", "dump", "ablate")}
-    rows |= {"importance": {"hours": 0.0, "disk_gib": 0.0}, "analyze": {"hours": 0.0}}
+    baselines = finetune["baselines"]
+    measured = {}  # row -> the process that measured it
+    for stage in (stage for stage in STAGES if stage in cost):
+        measured[stage] = stage
+        if stage == "ablate":
+            measured["importance"] = "ablate"
+    rows = {row: {"hours": 0.0, "disk_gib": 0.0} for row in measured}
     for task in params["tasks"]:
         train_n, dev_n = GLUE_SIZES[task]
         train_n = min(train_n, prepare["max_train_rows"] or train_n)
         dev_n = min(dev_n, prepare["max_eval_rows"] or dev_n)
-        dumped = min(dev_n, dump["num_examples"] or dev_n)
-        swept = min(dev_n, ablate["num_examples"] or dev_n)
-        importance_n = ablate["importance_examples"] or train_n
-        seconds = {
-            "finetune": trained * finetune["epochs"] * train_n * cost["finetune"]["train_s"]
-            + scored * dev_n * cost["finetune"]["forward_s"],
-            "dump": 2 * dumped * cost["dump"]["dump_s"],
-            "ablate": swept * cost["ablate"]["sweep_s"],
-            "importance": points
-            * (importance_n * cost["ablate"]["importance_s"] + swept * cost["ablate"]["gated_s"]),
-            "analyze": dumped * cost["analyze"]["analyze_s"],
+        counts = {
+            "trained": 1 + int(baselines["random_init"]),  # fine-tuned runs per task
+            "scored": 1 + int(baselines["pretrained_no_finetune"]) + int(baselines["random_init"]),
+            "epochs": finetune["epochs"],
+            "train": train_n,
+            "dev": dev_n,
+            "dumped": min(dev_n, dump["num_examples"] or dev_n),
+            "swept": min(dev_n, ablate["num_examples"] or dev_n),
+            "importance": ablate["importance_examples"] or train_n,
+            "points": len(pruning_schedule(shape.layers * shape.heads, ablate["prune_step"])),
         }
-        for stage, value in seconds.items():  # every stage runs per (task, seed)
-            rows[stage]["hours"] += seeds * value / 3600
-        rows["finetune"]["disk_gib"] += seeds * params_bytes / 2**30  # the saved models
-        rows["dump"]["disk_gib"] += seeds * 2 * dumped * cost["dump"]["store_bytes"] / 2**30
-    rows["finetune"]["peak_gib"] = cost["finetune"]["peak_gib"]
-    rows["finetune"]["checkpoint_gib"] = 3 * params_bytes / 2**30  # weights + AdamW m, v
-    rows["dump"]["peak_gib"] = cost["dump"]["peak_gib"]
-    rows["ablate"]["peak_gib"] = cost["ablate"]["peak_gib"]
-    rows["importance"]["peak_gib"] = cost["ablate"]["peak_gib"]
-    rows["analyze"]["peak_gib"] = cost["analyze"]["peak_gib"]
+        for row, process in measured.items():  # every stage runs per (task, seed)
+            seconds, disk = task_cost(row, cost[process], counts)
+            rows[row]["hours"] += seeds * seconds / 3600
+            rows[row]["disk_gib"] += seeds * disk / 2**30
+    for row, process in measured.items():
+        rows[row] |= {key: cost[process][key] for key in PEAKS if key in cost[process]}
+    if "finetune" in cost:  # weights + AdamW's two moments
+        rows["finetune"]["checkpoint_gib"] = 3 * 4 * cost["finetune"]["parameters"] / 2**30
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.loc["total"] = table.sum(numeric_only=True)
-    table.loc["total", ["peak_gib", "checkpoint_gib"]] = math.nan
+    table.loc["total", [c for c in table.columns if c not in ("hours", "disk_gib")]] = math.nan
     return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="paper", help="conf/experiment/PROFILE.yaml")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--stages",
+        nargs="+",
+        default=list(STAGES),
+        choices=STAGES,
+        help="what to measure (analyze reads the store that dump writes)",
+    )
     parser.add_argument("--precision", default="fp32", choices=["auto", "fp32", "bf16", "fp16"])
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--train-batch", type=int, default=32)  # the paper's batch
@@ -390,33 +445,39 @@ def main() -> None:
         opts = {**vars(args), "json": None, "store": str(Path(folder) / "bench.parquet")}
         opts["shape"] = vars(shape)
         cost = {}
-        for stage, function in (
-            ("finetune", measure_finetune),
-            ("dump", measure_dump),
-            ("ablate", measure_ablate),
-            ("analyze", measure_analyze),
-        ):
-            cost[stage] = in_fresh_process(function, opts)
+        for stage in args.stages:
+            cost[stage] = in_fresh_process(MEASURES[stage], opts)
             print(f"{stage}: {json.dumps({k: round(v, 4) for k, v in cost[stage].items()})}")
-    rates = {
-        "finetune": 3 * shape.forward_flops(args.length) / cost["finetune"]["train_s"] / 1e9,
-        "sweep": shape.sweep_flops(args.length) / cost["ablate"]["sweep_s"] / 1e9,
+    flops = {  # per example: a training step (3x the forward), the sweep
+        "finetune": ("train_s", 3 * shape.forward_flops(args.length)),
+        "ablate": ("sweep_s", shape.sweep_flops(args.length)),
     }
-    for (name, rate), stage in zip(rates.items(), ("finetune", "ablate"), strict=True):
+    rates = {
+        stage: flop / cost[stage][key] / 1e9
+        for stage, (key, flop) in flops.items()
+        if stage in cost
+    }
+    dtype = str(device_dtype(args.precision, torch.device(args.device))).removeprefix("torch.")
+    where = "a GPU" if args.device == "cuda" else f"{args.threads} thread(s)"
+    for stage, rate in rates.items():
         gflops = cost[stage]["matmul_gflops"]
         print(
-            f"{name}: {rate:.1f} GFLOP/s = {rate / gflops:.0%} of the float32 matmul rate "
-            f"measured just before it ({gflops:.1f} GFLOP/s, {args.threads} thread(s))"
+            f"{'sweep' if stage == 'ablate' else stage}: {rate:.1f} GFLOP/s = "
+            f"{rate / gflops:.0%} of the {dtype} matmul rate measured just before it "
+            f"({gflops:.1f} GFLOP/s, {where})"
         )
     table = projection(cost, params, shape)
     print(
         f"\n{args.profile} profile ({', '.join(params['tasks'])} x {len(params['seeds'])} "
-        f"seed(s); {shape}), precision {args.precision}:"
+        f"seed(s); {shape}), on {args.device}, precision {args.precision}:"
     )
     print(table.round(2).to_string(na_rep=""))
     if args.json:
         record = {"args": {k: str(v) for k, v in vars(args).items()}, "cost": cost}
-        record |= {"gflops": rates, "projection": table.round(3).to_dict(orient="index")}
+        record |= {
+            "gflops": {"sweep" if k == "ablate" else k: v for k, v in rates.items()},
+            "projection": table.round(3).to_dict(orient="index"),
+        }
         args.json.write_text(json.dumps(record, indent=2, default=str))
 
 

@@ -21,6 +21,7 @@ from benchmarks.reference.naive_ablation import naive_sweep
 from pipeline.ablation.ablate import ablate_task
 from pipeline.ablation.figures import ablation_figures
 from pipeline.ablation.importance import (
+    gated_logits,
     head_importance,
     least_important,
     metric_near_fraction,
@@ -45,6 +46,7 @@ from pipeline.attention.engine import HeadControl, attach, head_mask
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
+from pipeline.core.precision import autocast
 from pipeline.core.schema import AblateConfig, load_task, typed
 from pipeline.core.stage import StageRun
 from pipeline.data.glue import read_local_split
@@ -59,8 +61,7 @@ SHAPE = (2, 4)  # tiny_random: 2 layers x 4 heads
 QUICK = Uncertainty(bootstrap_resamples=200, permutation_resamples=999, seed=0)
 
 
-@pytest.fixture(scope="module")
-def layerwise(tiny_model_cfg, tokenizer) -> Layerwise:
+def strong_classifier(tiny_model_cfg, tokenizer):
     """The tiny classifier with weights large enough that every head matters."""
     model = load_classifier(tiny_model_cfg, tokenizer, num_labels=2, seed=0)
     generator = torch.Generator().manual_seed(0)
@@ -68,11 +69,10 @@ def layerwise(tiny_model_cfg, tokenizer) -> Layerwise:
         for name, parameter in model.named_parameters():
             if "LayerNorm" not in name:
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.3)
-    return Layerwise.of(attach(model))
+    return model
 
 
-@pytest.fixture(scope="module")
-def rows() -> list[dict[str, list[int]]]:
+def seven_rows() -> list[dict[str, list[int]]]:
     """Seven examples of lengths 3..12 (so batches pad), two segments each."""
     generator = torch.Generator().manual_seed(1)
     out = []
@@ -85,6 +85,16 @@ def rows() -> list[dict[str, list[int]]]:
             }
         )
     return out
+
+
+@pytest.fixture(scope="module")
+def layerwise(tiny_model_cfg, tokenizer) -> Layerwise:
+    return Layerwise.of(attach(strong_classifier(tiny_model_cfg, tokenizer)))
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict[str, list[int]]]:
+    return seven_rows()
 
 
 LABELS = np.array([0, 1, 1, 0, 1, 0, 0])
@@ -275,6 +285,17 @@ def test_pruning_curve_ends_with_every_head_pruned(layerwise, rows):
     all_off = HeadControl(disabled=torch.ones(SHAPE, dtype=torch.bool), mode="zero")
     expected = task_metrics(task, LABELS, one_by_one(layerwise.model, rows, all_off))
     assert curve["accuracy"].iloc[-1] == pytest.approx(expected["accuracy"])
+
+
+def test_gated_logits_under_bf16_autocast_are_float32_near_the_full_precision_ones(layerwise, rows):
+    """precision=bf16 (and `auto` on a GPU) runs the pruning curve's forward under autocast."""
+    pruned = torch.zeros(SHAPE, dtype=torch.bool)
+    pruned[0, 1] = pruned[1, 3] = True
+    full = gated_logits(layerwise, rows, pruned, pad_id=0, batch_size=3)
+    with autocast("bf16", "cpu"):
+        low = gated_logits(layerwise, rows, pruned, pad_id=0, batch_size=3)
+    assert low.dtype == np.float32
+    assert 0 < np.abs(low - full).max() < 0.05 * np.abs(full).max()
 
 
 def test_sweep_summary_on_a_frame():

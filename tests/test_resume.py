@@ -40,8 +40,7 @@ class Killed(Exception):
     """Stands for a kill in the middle of a run."""
 
 
-@pytest.fixture(scope="module")
-def data():
+def random_rows() -> tuple[list[dict[str, list[int]]], np.ndarray]:
     """30 rows of random word pieces (lengths 5-20) and binary labels: 8 steps per epoch."""
     rng = np.random.default_rng(0)
     rows = []
@@ -49,6 +48,11 @@ def data():
         ids = [101, *rng.integers(1000, 5000, size=length - 2).tolist(), 102]
         rows.append({"input_ids": ids, "token_type_ids": [0] * length})
     return rows, rng.integers(0, 2, size=30)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return random_rows()
 
 
 def fresh_model(tiny_model_cfg, tokenizer):

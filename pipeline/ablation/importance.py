@@ -87,7 +87,8 @@ def gated_logits(
     logits = torch.zeros(len(rows), model.config.num_labels)  # [N, C]
     for chosen in length_batches(row_lengths(rows), batch_size):
         hidden, mask = layerwise.embed(collate([rows[i] for i in chosen], pad_id, model.device))
-        logits[chosen] = layerwise.logits(hidden, mask, control=HeadControl(gate=gate)).cpu()
+        out = layerwise.logits(hidden, mask, control=HeadControl(gate=gate))  # [B, C]
+        logits[chosen] = out.float().cpu()
     return logits.numpy()
 
 
