@@ -2,8 +2,9 @@
 profile's shape, measured on this machine, projected to conf/experiment/<profile>.yaml.
 
     python -m benchmarks.bench_cost [--profile paper] [--device cpu] [--threads 2]
-        [--precision fp32] [--train-batch 32] [--train-steps 1] [--dump-examples 16]
-        [--sweep-examples 2] [--importance-examples 4] [--length 128] [--json PATH]
+        [--stages finetune dump ablate analyze] [--precision fp32] [--train-batch 32]
+        [--train-steps 1] [--dump-examples 16] [--sweep-examples 2] [--importance-examples 4]
+        [--length 128] [--json PATH]
 
 The model is a BertConfig of the profile's model's shapes (its config.json where the model is
 on disk, e.g. MiniLM-L6: 6 layers x 12 heads, hidden 384; else a BertConfig's defaults,
