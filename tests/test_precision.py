@@ -1,5 +1,6 @@
-"""Precision: the dtype choice as a function of the device, float32 left exact, and how far
-bf16 autocast (CPU) moves attention maps, logits and training from float32."""
+"""Precision: the dtype choice as a function of the device, float32 left exact, how far
+bf16 autocast (CPU) moves attention maps, logits and training from float32, and the model
+stages at bf16."""
 
 from __future__ import annotations
 
@@ -139,3 +140,18 @@ def test_low_precision_training_keeps_float32_weights_and_follows_fp32(
     assert np.abs(low - exact).max() < 0.05  # and stays near the float32 run
     assert logits[setting].dtype == np.float32
     assert np.abs(logits[setting] - logits["fp32"]).max() < 0.1
+
+
+def test_the_model_stages_run_at_bf16_on_the_cpu(micro_stage, shared_data) -> None:
+    """precision=bf16 runs the stages that compute under autocast (finetune, dump_attention,
+    ablate) and those that read their outputs. ablate failed here while its pruning curve
+    wrote bf16 logits into a float32 table."""
+    from stages import ablate, dump_attention, finetune, gates, measures, prepare
+
+    settings = {"precision": "bf16", "paths.shared_data": str(shared_data)}
+    prepare.run(micro_stage(settings=settings))
+    for stage in (finetune, dump_attention, ablate, gates, measures):
+        stage.run(micro_stage("rte", settings))
+    outputs = micro_stage().out_root
+    for name in ("finetune", "dump_attention", "ablate", "gates", "measures"):
+        assert (outputs / f"metrics/{name}/rte/seed42.json").exists(), name
