@@ -287,7 +287,7 @@ def test_pruning_curve_ends_with_every_head_pruned(layerwise, rows):
     assert curve["accuracy"].iloc[-1] == pytest.approx(expected["accuracy"])
 
 
-def test_gated_logits_under_bf16_autocast_are_float32_near_the_full_precision_ones(layerwise, rows):
+def test_gated_logits_under_bf16_autocast_are_float32_near_float32s(layerwise, rows):
     """precision=bf16 (and `auto` on a GPU) runs the pruning curve's forward under autocast."""
     pruned = torch.zeros(SHAPE, dtype=torch.bool)
     pruned[0, 1] = pruned[1, 3] = True
