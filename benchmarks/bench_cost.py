@@ -286,7 +286,10 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
     pruned[:, : shape[1] // 2] = True
     settings = {"pad_id": pad, "batch_size": ablate["batch_size"]}
     with autocast(opts["precision"], device):
-        gated_logits(layerwise, scored.rows[:1], pruned, **settings)  # warm-up
+        gated_logits(layerwise, scored.rows[:1], pruned, **settings)  # warm-ups
+        head_importance(
+            layerwise, scored.rows[:1], scored.labels[:1], task, pruned=pruned, **settings
+        )
         started = _clock(device)
         sweep(
             layerwise, sweep_rows.rows, head_ablations(shape) + layer_ablations(shape),
