@@ -10,6 +10,7 @@ numbers come from the records, not from hand copies.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ def gpu_cost_table(folder: Path = RECORDS) -> str:
     header = ["one H200"] + [run.replace("_", ", ") for run in GPU_RUNS]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
 
-    def row(label: str, cell) -> None:
+    def row(label: str, cell: Callable[[dict[str, Any]], str]) -> None:
         lines.append(f"| {label} | " + " | ".join(cell(r) for r in records.values()) + " |")
 
     for key, label in ROWS.items():
