@@ -64,6 +64,8 @@ from pipeline.core.schema import load_model, load_task
 REPO = Path(__file__).resolve().parent.parent
 CPU = torch.device("cpu")
 STAGES = ("finetune", "dump", "ablate", "analyze")  # the measuring processes, in order
+ROWS = ("finetune", "dump", "ablate", "importance", "analyze")  # the projection's rows
+MEASURED_BY = {"importance": "ablate"}  # rows measured in another row's process
 PEAKS = ("peak_gib", "gpu_peak_gib")  # peak resident memory, peak allocated GPU memory
 TASK = "rte"  # source of the benchmark's sentences (two text columns, offline)
 
@@ -385,11 +387,8 @@ def projection(
     finetune, dump, ablate = params["finetune"], params["dump_attention"], params["ablate"]
     prepare, seeds = params["prepare"], len(params["seeds"])
     baselines = finetune["baselines"]
-    measured = {}  # row -> the process that measured it
-    for stage in (stage for stage in STAGES if stage in cost):
-        measured[stage] = stage
-        if stage == "ablate":
-            measured["importance"] = "ablate"
+    processes = {row: MEASURED_BY.get(row, row) for row in ROWS}  # row -> its measuring process
+    measured = {row: process for row, process in processes.items() if process in cost}
     rows = {row: {"hours": 0.0, "disk_gib": 0.0} for row in measured}
     for task in params["tasks"]:
         train_n, dev_n = GLUE_SIZES[task]

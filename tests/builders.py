@@ -1,5 +1,5 @@
-"""What tests build rather than load: tiny random BERTs of a given shape, and configs
-composed once per session."""
+"""What tests build rather than load: tiny random BERTs of a given shape, configs composed
+once per session, and stage runs of the micro profile."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from transformers import (
 from pipeline.core.config import CONF_DIR
 from pipeline.core.params import compose_params
 from pipeline.core.schema import Config, typed
+from pipeline.core.stage import StageRun
 
 
 def tiny_bert(
@@ -70,6 +71,21 @@ def composed_yaml(*overrides: str) -> str:
 def composed(*overrides: str) -> DictConfig:
     """The config composed for `overrides` (once per session), as the caller's own copy."""
     return OmegaConf.create(composed_yaml(*overrides))
+
+
+def micro_run(
+    data: Path, outputs: Path, task: str | None = None, settings: dict[str, Any] | None = None
+) -> StageRun:
+    """One stage's run of the micro profile on the CPU, as DVC runs it, with `paths.data` and
+    `paths.outputs` at `data` and `outputs`: `task` for a per-task stage, `settings` by dotted
+    key (`device`, `precision`, ...)."""
+    cfg = composed("experiment=micro")
+    cfg.paths.data, cfg.paths.outputs, cfg.device = str(data), str(outputs), "cpu"
+    for key, value in (settings or {}).items():
+        OmegaConf.update(cfg, key, value, merge=False)
+    if task is not None:
+        cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
+    return StageRun(cfg=cfg, out_root=outputs, under_dvc=True)
 
 
 def group_settings(group: str, overrides: dict[str, Any] | None = None) -> Any:

@@ -8,19 +8,17 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from omegaconf import OmegaConf
 
-from pipeline.core.config import CONF_DIR
 from pipeline.core.schema import load_model
 from pipeline.core.stage import StageRun
 from pipeline.models.loading import load_tokenizer
-from tests.builders import composed
+from tests.builders import micro_run
 
 REPO = Path(__file__).resolve().parent.parent
 torch.set_num_threads(min(2, torch.get_num_threads()))
@@ -123,15 +121,7 @@ def micro_stage(tmp_path: Path) -> MicroStage:
     `paths.data` and `paths.outputs` under the test's tmp_path: `micro_stage(task, settings)`
     takes the task of a per-task stage (or none) and settings by dotted key."""
 
-    def make(task: str | None = None, settings: Mapping[str, Any] | None = None) -> StageRun:
-        cfg = composed("experiment=micro")
-        cfg.paths.data = str(tmp_path / "data")
-        cfg.paths.outputs = str(tmp_path / "outputs")
-        cfg.device = "cpu"
-        for key, value in (settings or {}).items():
-            OmegaConf.update(cfg, key, value, merge=False)
-        if task is not None:
-            cfg.task = OmegaConf.load(CONF_DIR / "task" / f"{task}.yaml")
-        return StageRun(cfg=cfg, out_root=tmp_path / "outputs", under_dvc=True)
+    def make(task: str | None = None, settings: dict[str, Any] | None = None) -> StageRun:
+        return micro_run(tmp_path / "data", tmp_path / "outputs", task, settings)
 
     return make

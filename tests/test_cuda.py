@@ -14,29 +14,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from omegaconf import OmegaConf
 
 from benchmarks.reference.naive_ablation import naive_sweep
 from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.store import AttentionStore, store_path
-from pipeline.core.config import CONF_DIR
-from pipeline.core.schema import load_task
-from pipeline.core.stage import StageRun
 from pipeline.models.checkpoints import Checkpoints
-from pipeline.models.loading import load_classifier
-from pipeline.models.training import predict, train
+from pipeline.models.training import predict
 from stages import ablate, dump_attention, finetune, gates, measures, prepare
-from tests.builders import composed, tiny_bert
+from tests.builders import micro_run, tiny_bert
 from tests.test_ablation import SHAPE, seven_rows, strong_classifier
-from tests.test_resume import SEED, SETTINGS, Killed, kill_after, random_rows, same_weights
+from tests.test_engine import LENGTHS, crop_maps, make_batch
+from tests.test_engine import SHAPE as ENGINE_SHAPE
+from tests.test_resume import Killed, kill_after, random_rows, same_weights
+from tests.test_resume import fresh_model as resume_model
+from tests.test_resume import run as fit
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device: the CUDA path needs a GPU"
 )
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
-TASK = load_task("sst2")
 
 
 @pytest.fixture(scope="module")
@@ -45,22 +43,14 @@ def data():
 
 
 def fresh_model(tiny_model_cfg, tokenizer, dropout: bool = True):
-    """The tiny random classifier; without dropout, CPU and CUDA train the same function
-    (their random streams differ, so their dropout masks would too)."""
-    model = load_classifier(tiny_model_cfg, tokenizer, 2, seed=3)
+    """test_resume's tiny random classifier; without dropout, CPU and CUDA train the same
+    function (their random streams differ, so their dropout masks would too)."""
+    model = resume_model(tiny_model_cfg, tokenizer)
     if not dropout:
         for module in model.modules():
             if isinstance(module, torch.nn.Dropout):
                 module.p = 0.0
     return model
-
-
-def fit(model, data, device, precision="fp32", checkpoints=None):
-    rows, labels = data
-    return train(
-        model, TASK, rows, labels, SETTINGS, SEED, 0, device,
-        precision=precision, checkpoints=checkpoints,
-    )  # fmt: skip
 
 
 def largest_difference(first, second) -> float:
@@ -71,8 +61,8 @@ def largest_difference(first, second) -> float:
 def test_float32_fine_tuning_on_cuda_follows_the_cpu(tiny_model_cfg, tokenizer, data):
     start = fresh_model(tiny_model_cfg, tokenizer, dropout=False)
     on_cpu, on_cuda = copy.deepcopy(start), copy.deepcopy(start)
-    cpu_curve = fit(on_cpu, data, CPU)
-    cuda_curve = fit(on_cuda, data, CUDA)
+    cpu_curve = fit(on_cpu, data, device=CPU)
+    cuda_curve = fit(on_cuda, data, device=CUDA)
     assert largest_difference(on_cpu, start) > 1e-3  # the runs really trained
     # Adam steps each weight by about the learning rate (1e-3) whatever its gradient's size,
     # so a weight whose tiny gradient rounds differently may move apart by up to a step; the
@@ -89,7 +79,7 @@ def test_float32_fine_tuning_on_cuda_follows_the_cpu(tiny_model_cfg, tokenizer, 
 
 def test_cuda_fine_tuning_repeats_bit_for_bit(tiny_model_cfg, tokenizer, data):
     first, second = fresh_model(tiny_model_cfg, tokenizer), fresh_model(tiny_model_cfg, tokenizer)
-    assert fit(first, data, CUDA) == fit(second, data, CUDA)
+    assert fit(first, data, device=CUDA) == fit(second, data, device=CUDA)
     assert same_weights(first, second)
 
 
@@ -98,14 +88,14 @@ def test_a_killed_cuda_run_resumes_to_the_uninterrupted_result(
     tiny_model_cfg, tokenizer, data, tmp_path, monkeypatch, kill_at
 ):
     uninterrupted = fresh_model(tiny_model_cfg, tokenizer)
-    expected_curve = fit(uninterrupted, data, CUDA)
+    expected_curve = fit(uninterrupted, data, device=CUDA)
     checkpoints = Checkpoints(tmp_path / "ckpt", every=5, fingerprint="run")
     with monkeypatch.context() as patch:
         kill_after(patch, kill_at)
         with pytest.raises(Killed):
-            fit(fresh_model(tiny_model_cfg, tokenizer), data, CUDA, checkpoints=checkpoints)
+            fit(fresh_model(tiny_model_cfg, tokenizer), data, checkpoints, CUDA)
     resumed = fresh_model(tiny_model_cfg, tokenizer)
-    assert fit(resumed, data, CUDA, checkpoints=checkpoints) == expected_curve
+    assert fit(resumed, data, checkpoints, CUDA) == expected_curve
     assert same_weights(resumed, uninterrupted)
 
 
@@ -115,8 +105,8 @@ def test_low_precision_fine_tuning_on_cuda_follows_float32(
 ):
     start = fresh_model(tiny_model_cfg, tokenizer, dropout=False)
     full, low = copy.deepcopy(start), copy.deepcopy(start)
-    full_curve = fit(full, data, CUDA)
-    low_curve = fit(low, data, CUDA, precision=precision)
+    full_curve = fit(full, data, device=CUDA)
+    low_curve = fit(low, data, device=CUDA, precision=precision)
     assert all(p.dtype == torch.float32 for p in low.parameters())
     difference = np.abs(np.array(low_curve) - np.array(full_curve))[:, 1]
     assert difference.max() < 0.05
@@ -128,24 +118,20 @@ def test_low_precision_fine_tuning_on_cuda_follows_float32(
 
 
 def test_engine_maps_on_cuda_equal_eager_attentions():
-    plain = tiny_bert(layers=3, heads=4, hidden=32, intermediate=64, vocab=50, positions=32)
+    plain = tiny_bert(**ENGINE_SHAPE)
     eager = copy.deepcopy(plain).to(CUDA)
     eager.set_attn_implementation("eager")
     engine = attach(copy.deepcopy(plain)).to(CUDA)
-    lengths = [9, 5, 7]
-    generator = torch.Generator().manual_seed(0)
-    ids = torch.randint(5, 50, (3, 9), generator=generator)
-    mask = (torch.arange(9)[None, :] < torch.tensor(lengths)[:, None]).long()
-    batch = {"input_ids": ids.to(CUDA), "attention_mask": mask.to(CUDA)}
+    batch = {key: value.to(CUDA) for key, value in make_batch().items()}
     control = HeadControl(capture=range(3))
     with torch.no_grad():
         reference = eager(**batch, output_attentions=True).attentions  # L x [B, H, T, T]
         engine(**batch, head_control=control)
     for layer in range(3):
-        for example, n in enumerate(lengths):
-            got = control.maps[layer][example, :, :n, :n]
-            assert got.device.type == "cuda"
-            torch.testing.assert_close(got, reference[layer][example, :, :n, :n], atol=1e-6, rtol=0)
+        got, want = crop_maps(control.maps[layer], LENGTHS), crop_maps(reference[layer], LENGTHS)
+        for g, w in zip(got, want, strict=True):
+            assert g.device.type == "cuda"
+            torch.testing.assert_close(g, w, atol=1e-6, rtol=0)
 
 
 def test_sweep_on_cuda_equals_the_naive_loop_and_the_cpu(tiny_model_cfg, tokenizer):
@@ -166,16 +152,10 @@ def test_sweep_on_cuda_equals_the_naive_loop_and_the_cpu(tiny_model_cfg, tokeniz
 # --- the stages ---------------------------------------------------------------------------
 
 
-def micro_run(
-    outputs: Path, data: Path, shared_data: Path, device: str, precision: str = "fp32"
-) -> StageRun:
+def on_device(outputs: Path, data: Path, shared_data: Path, device: str, precision="fp32"):
     """One RTE stage run of the micro profile on `device`, as DVC runs it."""
-    cfg = composed("experiment=micro")
-    cfg.paths.data, cfg.paths.outputs = str(data), str(outputs)
-    cfg.paths.shared_data = str(shared_data)
-    cfg.device, cfg.precision = device, precision
-    cfg.task = OmegaConf.load(CONF_DIR / "task" / "rte.yaml")
-    return StageRun(cfg=cfg, out_root=outputs, under_dvc=True)
+    settings = {"paths.shared_data": str(shared_data), "device": device, "precision": precision}
+    return micro_run(data, outputs, "rte", settings)
 
 
 def numbers(path: Path) -> dict[str, float]:
@@ -188,14 +168,14 @@ def prepared(tmp_path_factory, shared_data) -> tuple[Path, Path]:
     the GPU's default precision (`auto`: bf16 where the GPU has it)."""
     root = tmp_path_factory.mktemp("cuda")
     data, outputs = root / "data", root / "outputs"
-    prepare.run(micro_run(outputs, data, shared_data, "cpu"))
-    finetune.run(micro_run(outputs, data, shared_data, "cuda", "auto"))
+    prepare.run(on_device(outputs, data, shared_data, "cpu"))
+    finetune.run(on_device(outputs, data, shared_data, "cuda", "auto"))
     return data, outputs
 
 
 def test_cuda_fine_tuning_stage_repeats_bit_for_bit(prepared, shared_data, tmp_path):
     data, outputs = prepared
-    finetune.run(micro_run(tmp_path, data, shared_data, "cuda", "auto"))
+    finetune.run(on_device(tmp_path, data, shared_data, "cuda", "auto"))
     model_file = Path("models/rte/seed42/model.safetensors")
     assert (tmp_path / model_file).read_bytes() == (outputs / model_file).read_bytes()
 
@@ -205,8 +185,8 @@ def test_model_stages_on_cuda_match_the_cpu_on_the_same_weights(prepared, shared
     on_cuda, on_cpu = tmp_path / "cuda", tmp_path / "cpu"
     for outputs, device in ((on_cuda, "cuda"), (on_cpu, "cpu")):
         shutil.copytree(trained / "models", outputs / "models")
-        dump_attention.run(micro_run(outputs, data, shared_data, device))
-        ablate.run(micro_run(outputs, data, shared_data, device))
+        dump_attention.run(on_device(outputs, data, shared_data, device))
+        ablate.run(on_device(outputs, data, shared_data, device))
     cuda_store = AttentionStore(store_path(on_cuda / "attention", "rte", 42))
     cpu_store = AttentionStore(store_path(on_cpu / "attention", "rte", 42))
     for variant in ("finetuned", "pretrained"):
@@ -225,7 +205,7 @@ def test_model_stages_run_on_cuda_at_the_default_precision(prepared, shared_data
     data, trained = prepared
     shutil.copytree(trained / "models", tmp_path / "models")
     for stage in (dump_attention, ablate, gates, measures):
-        stage.run(micro_run(tmp_path, data, shared_data, "cuda", "auto"))
+        stage.run(on_device(tmp_path, data, shared_data, "cuda", "auto"))
     for stage in ("dump_attention", "ablate", "gates", "measures"):
         values = numbers(tmp_path / f"metrics/{stage}/rte/seed42.json")
         assert values and all(math.isfinite(v) for v in values.values()), stage

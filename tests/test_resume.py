@@ -59,10 +59,13 @@ def fresh_model(tiny_model_cfg, tokenizer):
     return load_classifier(tiny_model_cfg, tokenizer, 2, seed=3)
 
 
-def run(model, data, checkpoints=None):
+def run(model, data, checkpoints=None, device=CPU, precision="fp32"):
     rows, labels = data
     task = load_task("sst2")
-    return train(model, task, rows, labels, SETTINGS, SEED, 0, CPU, checkpoints=checkpoints)
+    return train(
+        model, task, rows, labels, SETTINGS, SEED, 0, device,
+        precision=precision, checkpoints=checkpoints,
+    )  # fmt: skip
 
 
 def kill_after(monkeypatch, steps: int) -> None:

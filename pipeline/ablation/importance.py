@@ -73,7 +73,7 @@ def head_importance(
             out = layerwise.logits(hidden, mask, control=HeadControl(gate=gate))  # [B, C]
             (grad,) = torch.autograd.grad(task_loss(task, out, gold), gate)  # [B, L, H]
         scores += grad.abs().sum(0).double().cpu()
-        logits[chosen] = out.detach().float().cpu()
+        logits[chosen] = out.detach().cpu()
     return Importance(scores=scores.numpy(), logits=logits.numpy())
 
 
@@ -87,8 +87,7 @@ def gated_logits(
     logits = torch.zeros(len(rows), model.config.num_labels)  # [N, C]
     for chosen in length_batches(row_lengths(rows), batch_size):
         hidden, mask = layerwise.embed(collate([rows[i] for i in chosen], pad_id, model.device))
-        out = layerwise.logits(hidden, mask, control=HeadControl(gate=gate))  # [B, C]
-        logits[chosen] = out.float().cpu()
+        logits[chosen] = layerwise.logits(hidden, mask, control=HeadControl(gate=gate)).cpu()
     return logits.numpy()
 
 

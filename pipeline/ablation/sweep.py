@@ -169,7 +169,7 @@ def sweep(
             batch = collate([rows[i] for i in batches[b]], pad_id, device)
             hidden, mask = layerwise.embed(batch)
             states: list[torch.Tensor] = []
-            baseline[batches[b]] = layerwise.logits(hidden, mask, keep=states).float().cpu()
+            baseline[batches[b]] = layerwise.logits(hidden, mask, keep=states).cpu()
             cache.append((states, mask))
             bar.update()
         for group in passes:
@@ -202,7 +202,7 @@ def _stacked_pass(
     per_example = disabled.repeat_interleave(size, dim=0).to(hidden.device)  # [k*B, L, H]
     control = HeadControl(disabled=per_example, mode=mode)
     out = layerwise.logits(hidden, mask, start, control)  # [k*B, C]
-    return out.float().cpu().reshape(copies, size, -1)
+    return out.cpu().reshape(copies, size, -1)
 
 
 def task_loss(task: TaskConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -112,7 +112,8 @@ class Layerwise:
         control: HeadControl | None = None,
         keep: list[torch.Tensor] | None = None,
     ) -> torch.Tensor:
-        """Logits [B, C] from layer `start` up; appends each layer's input to `keep` if given."""
+        """Logits [B, C] from layer `start` up, in float32 whatever dtype autocast computes
+        in; appends each layer's input to `keep` if given."""
         terms = self.layout.terms(self.model.base_model, hidden)  # once for the whole pass
         for index in range(start, self.num_layers - 1):
             if keep is not None:
@@ -121,7 +122,7 @@ class Layerwise:
             hidden = output[0] if isinstance(output, tuple) else output
         if keep is not None:
             keep.append(hidden)
-        return self._classify(self._top(hidden, mask, terms, control))
+        return self._classify(self._top(hidden, mask, terms, control)).float()
 
     def _top(self, hidden, mask, terms, control) -> torch.Tensor:
         """The top layer's output [B, 1, D] (first position) or [B, T, D]."""
