@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import multiprocessing
 import os
 import sysconfig
 import time
@@ -50,7 +51,8 @@ def compile_modules(roots: Iterable[Path], workers: int) -> Compiled:
     processes at a time; a module whose bytecode is up to date is left as it is."""
     files = [str(path) for path in modules_under(roots)]
     compile_one = partial(compileall.compile_file, quiet=2)
-    with ProcessPoolExecutor(workers) as pool:
+    spawn = multiprocessing.get_context("spawn")  # a fork of a threaded process can hang
+    with ProcessPoolExecutor(workers, mp_context=spawn) as pool:
         done = list(pool.map(compile_one, files, chunksize=64))
     return Compiled(len(files), done.count(False))
 
