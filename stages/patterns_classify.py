@@ -40,5 +40,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    use_portable_kernels()  # the same numbers on every x86-64 CPU
+    use_portable_kernels()  # kernels meant to give the same numbers on every x86-64 CPU
     sys.exit(main())

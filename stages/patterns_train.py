@@ -70,5 +70,5 @@ def run(stage: StageRun) -> None:
 
 
 if __name__ == "__main__":
-    use_portable_kernels()  # the same numbers on every x86-64 CPU
+    use_portable_kernels()  # kernels meant to give the same numbers on every x86-64 CPU
     stage_main(run)

@@ -1,4 +1,4 @@
-"""Processes whose float results do not depend on which x86-64 CPU runs them.
+"""Processes whose float results are meant not to depend on which x86-64 CPU runs them.
 
 PyTorch's own kernels (ATen), oneDNN and MKL each pick vector code from the CPU at run time
 (SSE, AVX2, AVX-512). Kernels of different widths add floats in different orders, and a
@@ -14,8 +14,10 @@ process that calls `use_portable_kernels` first, and every worker it spawns, com
 The libraries read both variables once, when they first compute, so a process that lacks them
 is restarted with them (`os.execv`, same command line). The DVC stages that compute this way
 get them from their command in dvc.yaml and need no restart (pipeline/scale/declarations.py).
-The guarantee holds for one build of torch and MKL on x86-64; ARM builds and other library
-versions may differ.
+It is checked for one build of torch and MKL against older x86-64 CPUs emulated on one CPU
+(tests/test_portable.py). Between two real CPUs it did not hold: an Intel Xeon (AVX-512)
+trained other weights than an AMD EPYC (docs/benchmarks.md, "The pattern CNN on other
+CPUs"). ARM builds and other library versions may differ too.
 """
 
 from __future__ import annotations
