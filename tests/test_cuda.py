@@ -93,9 +93,9 @@ def test_a_killed_cuda_run_resumes_to_the_uninterrupted_result(
     with monkeypatch.context() as patch:
         kill_after(patch, kill_at)
         with pytest.raises(Killed):
-            fit(fresh_model(tiny_model_cfg, tokenizer), data, checkpoints, CUDA)
+            fit(fresh_model(tiny_model_cfg, tokenizer), data, checkpoints=checkpoints, device=CUDA)
     resumed = fresh_model(tiny_model_cfg, tokenizer)
-    assert fit(resumed, data, checkpoints, CUDA) == expected_curve
+    assert fit(resumed, data, checkpoints=checkpoints, device=CUDA) == expected_curve
     assert same_weights(resumed, uninterrupted)
 
 
