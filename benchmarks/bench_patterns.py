@@ -195,8 +195,11 @@ def arithmetic_floor(
         print(f"largest possible ratio (one at a time / floor): {one_at_a_time_s / floor:.2f}")
     stage = per_map * stage_passes  # FLOP of the stage's training
     best = max(rates.values())
-    print(f"the stage's training on these maps: {stage / 1e12:.2f} TFLOP; at {best:.1f} GFLOP/s ")
-    print(f"  on each of {workers} cores its floor is {stage / best / 1e9 / workers:.0f} s")
+    print(
+        f"the stage's training on these maps: {stage / 1e12:.2f} TFLOP; at {best:.1f} GFLOP/s",
+        end="",
+    )
+    print(f" on each of {workers} cores its floor is {stage / best / 1e9 / workers:.0f} s")
 
 
 def _fit_alone(job: Job) -> dict[str, torch.Tensor]:

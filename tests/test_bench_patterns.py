@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -47,9 +48,13 @@ def test_the_products_are_forward_weight_and_input_gradients_of_every_convolutio
         assert left.shape[0] == right.shape[0] == networks and left.shape[2] == right.shape[1]
 
 
-def test_best_rate_counts_the_product_flop():
+def test_best_rate_divides_the_product_flop_by_the_best_time_of_one_call(monkeypatch):
+    clock = iter([0.0, 0.02, 1.0, 1.3, 2.0, 2.2, 3.0, 3.6])  # warm-up, then 3 timings
+    monkeypatch.setattr("benchmarks.bench_patterns.time.process_time", lambda: next(clock))
     left, right = torch.randn(2, 8, 16), torch.randn(2, 16, 32)
-    assert 0 < best_rate(left, right, repeat=2) < 1e5  # GFLOP/s, finite and positive
+    calls = 3  # as many as take 50 ms, after a 20 ms warm-up
+    rate = best_rate(left, right, repeat=3)  # GFLOP/s
+    assert rate == pytest.approx(2 * 2 * 8 * 16 * 32 / (0.2 / calls) / 1e9)
 
 
 def test_the_stage_map_passes_are_those_of_the_stage_s_jobs():
