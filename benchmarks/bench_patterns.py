@@ -140,6 +140,12 @@ def convolution_products(
     return products
 
 
+def product_flop(left: torch.Tensor, right: torch.Tensor) -> int:
+    """FLOP of `torch.bmm(left, right)`, left [G, M, K] by right [G, K, N]."""
+    g, m, k = left.shape
+    return 2 * g * m * k * right.shape[2]
+
+
 def best_rate(left: torch.Tensor, right: torch.Tensor, repeat: int = 7) -> float:
     """GFLOP/s of `torch.bmm(left, right)` (left [G, M, K], right [G, K, N]): the best of
     `repeat` timings (CPU clock) of as many calls as take about 50 ms, after a warm-up."""
@@ -152,8 +158,7 @@ def best_rate(left: torch.Tensor, right: torch.Tensor, repeat: int = 7) -> float
         for _ in range(calls):
             torch.bmm(left, right)
         best = min(best, (time.process_time() - started) / calls)
-    g, m, k = left.shape
-    return 2 * g * m * k * right.shape[2] / best / 1e9
+    return product_flop(left, right) / best / 1e9
 
 
 def stage_map_passes(settings: PatternClassifier, maps: int) -> int:
@@ -177,7 +182,7 @@ def arithmetic_floor(
     square products' best, the largest ratio to `one_at_a_time_s` each leaves, and the
     stage's floor: `stage_passes` network-map passes on `workers` cores."""
     products = convolution_products(settings, networks)
-    flops = [2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2] for a, b in products]
+    flops = [product_flop(a, b) for a, b in products]
     seconds = [f / best_rate(a, b) / 1e9 for f, (a, b) in zip(flops, products, strict=True)]
     rates = {
         "the batched shapes": sum(flops) / sum(seconds) / 1e9,
@@ -185,8 +190,8 @@ def arithmetic_floor(
             best_rate(torch.randn(1, n, n), torch.randn(1, n, n)) for n in (256, 512, 1024)
         ),
     }
-    total = sum(flops) / settings.batch_size * map_passes  # FLOP of the whole run
-    per_map = sum(flops) / networks / settings.batch_size
+    per_map = sum(flops) / networks / settings.batch_size  # FLOP per map and network
+    total = per_map * networks * map_passes  # FLOP of the whole run
     print(f"convolution products: {per_map / 1e6:.2f} MFLOP per map and network, ", end="")
     print(f"{total / 1e12:.3f} TFLOP in all")
     for name, rate in rates.items():
