@@ -57,9 +57,9 @@ from omegaconf import OmegaConf
 
 from pipeline.ablation.importance import pruning_schedule
 from pipeline.core.config import glue_dir
-from pipeline.core.params import compose_params
 from pipeline.core.precision import device_dtype
 from pipeline.core.schema import load_model, load_task
+from tools.params import compose_params
 
 REPO = Path(__file__).resolve().parent.parent
 CPU = torch.device("cpu")

@@ -7,7 +7,7 @@ For each repeat it clones this checkout's HEAD twice, removes `dvc.lock` in both
 every stage runs), then times `dvc repro` in one clone and `python -m pipeline.scale --jobs N`
 in the other, one after the other (the order alternates between repeats, so that a drift in
 the machine's load falls on both alike). `--experiment NAME` composes `params.yaml` for that
-profile first (`python -m pipeline.core.params experiment=NAME`); without it, the committed
+profile first (`python -m tools.params experiment=NAME`); without it, the committed
 profile runs. Offline data come from $DARK_SECRETS_DATA, as for any run.
 
 It prints each run's wall seconds, the ratio parallel / sequential, how busy the slots were
@@ -64,7 +64,7 @@ def prepare_clone(clone: Path, experiment: str | None) -> None:
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     (clone / "dvc.lock").unlink(missing_ok=True)
     if experiment:
-        command = [sys.executable, "-m", "pipeline.core.params", f"experiment={experiment}"]
+        command = [sys.executable, "-m", "tools.params", f"experiment={experiment}"]
         subprocess.run(command, cwd=clone, env=environment(clone), check=True)
 
 
@@ -112,7 +112,7 @@ def upstream_of(clone: Path) -> dict[str, list[str]]:
     """Each stage's direct dependencies, from DVC's graph of the clone (as the runner plans;
     in a process of its own, since DVC resolves dvc.yaml from the working directory)."""
     code = (
-        "import json; from dvc.repo import Repo; from pipeline.scale.dag import plan; "
+        "import json; from dvc.repo import Repo; from pipeline.scale.plan import plan; "
         "p = plan(Repo('.')); "
         "print(json.dumps({s.addressing: [u.addressing for u in p.upstream[s]] for s in p.order}))"
     )

@@ -18,8 +18,8 @@ diff` shows a verdict or a registry that changes between commits.
 
 from __future__ import annotations
 
+from pipeline.claims.judge import judge_claims
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.write import judge_claims
 from pipeline.core.stage import StageRun, stage_main
 
 

@@ -12,7 +12,7 @@ outputs/figures/clark_heads/<task>/seed<seed>/ (figures):
   with behaviour labels (Sec. 6); the distances themselves in distances.csv;
 and the headline numbers in outputs/metrics/clark_heads/<task>/seed<seed>.json. Layers and heads are
 numbered from 1 in every output. `clark_heads.measure` reads the maps as weights (default),
-value-weighted norms or rollout (pipeline/attention/measured.py). The analysis is
+value-weighted norms or rollout (pipeline/attention/measures.py). The analysis is
 pipeline.clark.heads.
 """
 

@@ -8,15 +8,15 @@ token_type, received, ci_low, ci_high) and examples.csv, the figure
 outputs/figures/measures/<task>/seed<seed>/received_by_type.png, and
 outputs/metrics/measures/<task>/seed<seed>.json (`sep.norms.L6` = share received by [SEP] in
 layer 6 under norms). Layers are numbered from 1.
-The analysis is pipeline.extensions.measures.
+The analysis is pipeline.extensions.measure_comparison.
 """
 
 from __future__ import annotations
 
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.data.glue import read_split
-from pipeline.extensions.measures import compare_measures
-from pipeline.extensions.measures_figures import measures_figures
+from pipeline.extensions.measure_comparison import compare_measures
+from pipeline.extensions.measure_comparison_figures import measures_figures
 from pipeline.models.loading import load_finetuned, load_tokenizer
 
 

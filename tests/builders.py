@@ -20,9 +20,9 @@ from transformers import (
 )
 
 from pipeline.core.config import CONF_DIR
-from pipeline.core.params import compose_params
 from pipeline.core.schema import Config, typed
 from pipeline.core.stage import StageRun
+from tools.params import compose_params
 
 
 def tiny_bert(

@@ -85,9 +85,7 @@ def micro_git_repo(root: Path, shared_data: Path, *overrides: str) -> dict[str, 
     copy_project(root)
     env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    commit_repo(
-        root, env, [sys.executable, "-m", "pipeline.core.params", "experiment=micro", *overrides]
-    )
+    commit_repo(root, env, [sys.executable, "-m", "tools.params", "experiment=micro", *overrides])
     return env
 
 

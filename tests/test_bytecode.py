@@ -1,4 +1,4 @@
-"""pipeline.core.bytecode compiles what pip would, leaves test suites out, goes on past a
+"""tools.bytecode compiles what pip would, leaves test suites out, goes on past a
 module this Python cannot compile, and the README's installs run it after `--no-compile`."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from pipeline.core.bytecode import Compiled, compile_modules
+from tools.bytecode import Compiled, compile_modules
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,5 +49,5 @@ def test_the_readme_installs_without_pip_compiling_then_compiles_on_every_core()
         steps = [step.strip() for step in command.split("&&")]
         installs = [i for i, step in enumerate(steps) if step.startswith("pip install")]
         assert all("--no-compile" in steps[i] for i in installs), command
-        assert steps.index("python -m pipeline.core.bytecode") == installs[-1] + 1, command
+        assert steps.index("python -m tools.bytecode") == installs[-1] + 1, command
         assert re.fullmatch(r"(dvc repro|pytest)", steps[-1]), command

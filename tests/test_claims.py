@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from pipeline.claims import thresholds
+from pipeline.claims.evaluate import all_claims, evaluate, flat_metrics, summary
 from pipeline.claims.michel import pruned_cost
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.prose import results_markdown
-from pipeline.claims.rules import VERDICTS, Beyond, Measured, smallest, undefined
+from pipeline.claims.rules import VERDICTS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.seeds import across_seeds
-from pipeline.claims.table import all_claims, evaluate, flat_metrics, summary
 from pipeline.claims.thresholds import DIRECTION, Threshold
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
@@ -35,7 +35,7 @@ TENTH = Threshold(0.1, "a test threshold", from_paper=False)
      (0.0, 0.1, "inconclusive"), (-0.1, 0.0, "inconclusive")],
 )  # fmt: skip
 def test_beyond_above_zero(low, high, verdict):
-    assert Beyond(ZERO)(Measured((low + high) / 2, low, high)) == verdict
+    assert Beyond(ZERO)(Estimate((low + high) / 2, low, high)) == verdict
 
 
 @pytest.mark.parametrize(
@@ -43,24 +43,24 @@ def test_beyond_above_zero(low, high, verdict):
     [(0.02, 0.08, "supported"), (0.11, 0.3, "contradicted"), (0.05, 0.15, "inconclusive")],
 )
 def test_beyond_below_a_threshold(low, high, verdict):
-    assert Beyond(TENTH, side="below")(Measured((low + high) / 2, low, high)) == verdict
+    assert Beyond(TENTH, side="below")(Estimate((low + high) / 2, low, high)) == verdict
 
 
 def test_rules_describe_and_scale_themselves():
     assert Beyond(TENTH).describe() == "supported if ci_low > 0.1; contradicted if ci_high < 0.1"
     below = Beyond(TENTH, side="below").describe()
     assert below == "supported if ci_high < 0.1; contradicted if ci_low > 0.1"
-    measured = Measured(0.15, 0.12, 0.18)
+    measured = Estimate(0.15, 0.12, 0.18)
     assert Beyond(TENTH)(measured) == "supported"
     assert Beyond(TENTH).scaled(2.0)(measured) == "contradicted"  # 0.2 > every bound
     assert Beyond(TENTH).scaled(2.0).threshold.reason == TENTH.reason
 
 
 def test_smallest_decides_like_every_interval():
-    a, b = Measured(0.3, 0.1, 0.5), Measured(0.2, -0.05, 0.4)
-    assert smallest(a, b) == Measured(0.2, -0.05, 0.4)
+    a, b = Estimate(0.3, 0.1, 0.5), Estimate(0.2, -0.05, 0.4)
+    assert smallest(a, b) == Estimate(0.2, -0.05, 0.4)
     assert Beyond(ZERO)(smallest(a, b)) == "inconclusive"  # b straddles 0
-    assert Beyond(ZERO)(smallest(a, Measured(-0.2, -0.3, -0.1))) == "contradicted"
+    assert Beyond(ZERO)(smallest(a, Estimate(-0.2, -0.3, -0.1))) == "contradicted"
     assert smallest(a, undefined("why")).note == "why"
 
 
@@ -71,13 +71,13 @@ def test_an_undefined_statistic_is_not_testable_with_its_reason():
 
 def test_measured_rejects_a_broken_interval():
     with pytest.raises(ValueError):
-        Measured(0.1, 0.2, 0.0)
+        Estimate(0.1, 0.2, 0.0)
     with pytest.raises(ValueError):
-        Measured(float("nan"), 0.0, 1.0)  # only a wholly undefined statistic is allowed
+        Estimate(float("nan"), 0.0, 1.0)  # only a wholly undefined statistic is allowed
 
 
 def test_the_detectable_effect_is_z_plus_z_power_standard_errors():
-    measured = Measured(0.0, -0.196, 0.196)  # standard error 0.1
+    measured = Estimate(0.0, -0.196, 0.196)  # standard error 0.1
     assert measured.detectable == pytest.approx(0.1 * (1.959964 + 0.841621), abs=1e-5)
 
 
@@ -356,7 +356,7 @@ def test_seeds_share_one_interval_and_only_finetuned_claims_count_for_agreement(
     rows = table.set_index("claim")
     order = rows.loc["kovaleva.table1_order.sst2"]
     assert (order["seeds"], order["seeds_same_verdict"]) == (2, 1)  # supported, contradicted
-    per_seed = [Measured(0.10, 0.05, 0.15), Measured(-0.10, -0.15, -0.05)]
+    per_seed = [Estimate(0.10, 0.05, 0.15), Estimate(-0.10, -0.15, -0.05)]
     combined = across_seeds(per_seed)
     assert (order["estimate"], order["ci_low"], order["ci_high"]) == pytest.approx(
         (combined.statistic, combined.ci_low, combined.ci_high)

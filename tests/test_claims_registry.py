@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.claims.evaluate import all_claims
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.registry import (
     AMENDMENTS,
@@ -23,7 +24,6 @@ from pipeline.claims.registry import (
     versions,
 )
 from pipeline.claims.rules import Beyond
-from pipeline.claims.table import all_claims
 from pipeline.claims.thresholds import Threshold
 from pipeline.core.errors import PipelineError
 

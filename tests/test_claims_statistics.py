@@ -11,22 +11,22 @@ import pandas as pd
 import pytest
 from scipy.stats import norm, t
 
+from pipeline.claims.evaluate import rows_needed
 from pipeline.claims.figures import scaled
-from pipeline.claims.rules import Measured
+from pipeline.claims.rules import Estimate
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.selection import best_removal, best_unit, mean_removal
-from pipeline.claims.table import rows_needed
 from pipeline.claims.thresholds import Z_POWER
 from pipeline.claims.unchanged import changed_share_bound
 
 
 def test_one_seed_keeps_its_own_interval():
-    only = Measured(0.2, 0.1, 0.35)
+    only = Estimate(0.2, 0.1, 0.35)
     assert across_seeds([only]) is only
 
 
 def test_seeds_and_examples_add_in_quadrature():
-    per_seed = [Measured(0.1, 0.05, 0.2), Measured(0.3, 0.2, 0.35), Measured(0.2, 0.1, 0.3)]
+    per_seed = [Estimate(0.1, 0.05, 0.2), Estimate(0.3, 0.2, 0.35), Estimate(0.2, 0.1, 0.3)]
     combined = across_seeds(per_seed)
     between = t.ppf(0.975, 2) * np.std([0.1, 0.3, 0.2], ddof=1) / np.sqrt(3)
     below, above = np.mean([0.05, 0.1, 0.1]), np.mean([0.1, 0.05, 0.1])
@@ -38,7 +38,7 @@ def test_seeds_and_examples_add_in_quadrature():
 def test_the_seed_detectable_effect_is_the_half_width_plus_z_power_standard_errors():
     """Not the whole width read at a per-seed critical value: with 3 seeds the seeds' part
     of the half-width is 4.30 of their standard errors, not 1.96."""
-    per_seed = [Measured(0.1, 0.05, 0.15), Measured(0.3, 0.25, 0.35), Measured(0.2, 0.15, 0.25)]
+    per_seed = [Estimate(0.1, 0.05, 0.15), Estimate(0.3, 0.25, 0.35), Estimate(0.2, 0.15, 0.25)]
     combined = across_seeds(per_seed)
     spread = np.std([0.1, 0.3, 0.2], ddof=1) / np.sqrt(3)
     error = np.hypot(spread, 0.05 / 1.959964)
@@ -118,10 +118,10 @@ def test_the_simultaneous_interval_uses_the_bonferroni_z():
 
 
 def test_rows_needed_grows_with_the_rows_and_stops_at_the_seeds_spread():
-    one_seed = Measured(0.0, -0.196, 0.196, evidence={"rows": 100})  # standard error 0.1
+    one_seed = Estimate(0.0, -0.196, 0.196, evidence={"rows": 100})  # standard error 0.1
     detectable = one_seed.detectable
     assert rows_needed(one_seed, detectable / 2) == pytest.approx(400, abs=1)  # 4x the rows
-    seeds = Measured(
+    seeds = Estimate(
         0.0, -0.3, 0.3, critical=2.5,
         evidence={"rows": 100, "between_seeds": 0.25, "within_seeds": 0.17},
     )  # fmt: skip

@@ -2,7 +2,7 @@
 files each stage imports, and dvc.lock holds only its stages.
 
 Each stage's `cmd` names its module (`python -m stages.<name>`); its imports are walked
-transitively (pipeline/scale/imports.py: every `import`/`from ... import` of the project, at
+transitively (pipeline/dag/imports.py: every `import`/`from ... import` of the project, at
 any depth, with the `__init__.py` of each package on the way; a file that holds only a
 docstring is left out). A stage whose deps miss an imported file, or name a project file it
 does not import, fails naming the stage and the file. Per-task stages must also depend on
@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from pipeline.core.portable import PORTABLE_ENV
-from pipeline.scale import declarations
-from pipeline.scale.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
-from pipeline.scale.imports import REPO, code_deps, imported_modules, runtime_imports
+from pipeline.dag import declarations
+from pipeline.dag.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
+from pipeline.dag.imports import REPO, code_deps, imported_modules, runtime_imports
 
 A_TASK = "sst2"  # matrix stages are checked with this task
 A_SEED = "42"  # ... and this seed
@@ -65,9 +65,9 @@ STAGES = dvc_stages(dvc_yaml_path().read_text())
 
 
 def test_dvc_yaml_is_generated_from_the_declarations() -> None:
-    """After editing a declaration or an import: `python -m pipeline.scale.dvc_yaml`."""
+    """After editing a declaration or an import: `python -m pipeline.dag.dvc_yaml`."""
     assert dvc_yaml_path().read_text() == render(), (
-        "dvc.yaml is stale; regenerate it with `python -m pipeline.scale.dvc_yaml`"
+        "dvc.yaml is stale; regenerate it with `python -m pipeline.dag.dvc_yaml`"
     )
 
 
@@ -117,7 +117,7 @@ def test_every_stage_module_has_a_stage() -> None:
         for p in (REPO / "stages").glob("*.py")
         if "stage_main(" in p.read_text(encoding="utf-8")
     }
-    interactive = {"stages.annotate", "stages.patterns_sample"}  # run by hand, not by DVC
+    interactive = {"tools.annotate", "tools.patterns_sample"}  # run by hand, not by DVC
     assert runnable - interactive == modules
 
 

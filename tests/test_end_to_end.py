@@ -49,7 +49,7 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
         [
             sys.executable,
             "-m",
-            "pipeline.core.params",
+            "tools.params",
             "experiment=micro",
             "finetune.learning_rate=0.001",
         ],

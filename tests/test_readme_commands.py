@@ -3,7 +3,7 @@
 - A command with concrete arguments that composes a config is composed by the project's own
   path, without running it (a run would take minutes to hours), so a misspelt key, value or
   task fails here: a stage as a Hydra app (`python -m stages.ablate key=value`, sweeps expanded),
-  `python -m pipeline.core.params`, `python -m pipeline.scale`, and a stage under DVC
+  `python -m tools.params`, `python -m pipeline.scale`, and a stage under DVC
   (`--dvc TASK --seed SEED`: the task must be a task and the seed one of `seeds`).
 - Every entry point (`python -m stages.<name>`, `python -m benchmarks.<name>`, ...) starts
   with `--help` after the flags that choose its mode (`--dvc`), from the repo root
@@ -12,7 +12,7 @@
 
 Not run: `dvc ...` commands (they need a whole pipeline run, which `pytest -m slow` covers in
 tests/test_end_to_end.py), `pip install` lines (they need the package index), `pytest` (this
-suite), and `python -m venv` (it makes a virtual environment). `python -m pipeline.core.params`
+suite), and `python -m venv` (it makes a virtual environment). `python -m tools.params`
 has no `--help` (its arguments are overrides): it runs on its own, writing a params.yaml into
 the scratch folder.
 """
@@ -34,14 +34,14 @@ from hydra.errors import ConfigCompositionException
 import pipeline.scale.__main__ as scale_main
 from pipeline.core.config import check_option
 from pipeline.core.errors import PipelineError
-from pipeline.core.params import compose_params
 from pipeline.core.stage import _dvc_args, check_overrides
 from pipeline.scale.settings import load_config
 from tests.builders import composed
+from tools.params import compose_params
 
 REPO = Path(__file__).resolve().parent.parent
 NOT_RUN = ("venv",)  # python -m venv: makes a virtual environment
-NO_HELP = ("pipeline.core.params",)  # arguments are Hydra overrides
+NO_HELP = ("tools.params",)  # arguments are Hydra overrides
 
 
 DOCS = [REPO / "README.md", *sorted(REPO.glob("docs/**/*.md"))]
@@ -98,7 +98,7 @@ def test_every_entry_names_what_it_runs() -> None:
 @pytest.mark.parametrize("entry", ENTRY_POINTS, ids=" ".join)
 def test_a_readme_command_starts(entry: tuple[str, ...], tmp_path: Path) -> None:
     """Run as a reader would: from the repo root, with only the installed packages on the path
-    (`pipeline.core.params` from a scratch folder, since it writes params.yaml)."""
+    (`tools.params` from a scratch folder, since it writes params.yaml)."""
     writes = entry[-1] in NO_HELP
     args = list(entry) if writes or entry[0] == "-c" else [*entry, "--help"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -134,7 +134,7 @@ def composed_by(command: str) -> str | None:
     if is_template(command) or words[0] != "-m":
         return None
     module, args = words[1], words[2:]
-    if module in ("pipeline.core.params", "pipeline.scale"):
+    if module in ("tools.params", "pipeline.scale"):
         return module
     if is_hydra_stage(module):
         return "dvc stage" if args[:1] == ["--dvc"] else "hydra stage"
@@ -146,7 +146,7 @@ def compose_command(command: str) -> None:
     misspelt key, value, task or config name."""
     args = shlex.split(command)[3:]  # after python -m <module>
     kind = composed_by(command)
-    if kind == "pipeline.core.params":
+    if kind == "tools.params":
         compose_params(args)
     elif kind == "pipeline.scale":
         parsed = scale_main._arguments(args)
@@ -181,7 +181,7 @@ COMPOSED = sorted(
 
 def test_the_docs_show_commands_of_every_composing_kind() -> None:
     assert {composed_by(c) for c in COMPOSED} == {
-        "pipeline.core.params", "pipeline.scale", "dvc stage", "hydra stage",
+        "tools.params", "pipeline.scale", "dvc stage", "hydra stage",
     }  # fmt: skip
 
 
@@ -196,7 +196,7 @@ def test_a_readme_command_composes_with_its_arguments(command: str) -> None:
         "python -m stages.ablate task=rte ablate.mdoe=zero",  # a misspelt key
         "python -m stages.ablate -m task=mrpc ablate.mode=uniform,zeor",  # a misspelt value
         "python -m stages.finetune -m task=sst2,mrcp",  # a misspelt task in a sweep
-        "python -m pipeline.core.params experiment=micro model=tiny_albrt",
+        "python -m tools.params experiment=micro model=tiny_albrt",
         "python -m pipeline.scale --config slurm slurm.partiton=gpu",
         "python -m stages.ablate --dvc rtee --seed 42",  # no such task
         "python -m stages.ablate --dvc rte --seed 7",  # not one of `seeds`

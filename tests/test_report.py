@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
+from pipeline.claims.judge import judge_claims
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.registry import versions
-from pipeline.claims.write import judge_claims
 from pipeline.core.io import save_figure, write_json, write_table, write_text
 from pipeline.report.html import render_report, stage_order
 from tests.test_claims import SEED, TASKS, build_outputs

@@ -23,7 +23,7 @@ from transformers import PreTrainedTokenizerFast
 from pipeline.attention.dump_attention import tokenize_examples
 from pipeline.clark.attend import target_masks
 from pipeline.core.schema import TaskConfig
-from pipeline.extensions.measures import piece_types
+from pipeline.extensions.measure_comparison import piece_types
 from pipeline.kovaleva.formulas import cls_attention
 from pipeline.kovaleva.linguistic import piece_type_masks
 from pipeline.kovaleva.patterns.features import special_mask

@@ -22,7 +22,7 @@ from collections import defaultdict
 import pytest
 import yaml
 
-from pipeline.scale.imports import (
+from pipeline.dag.imports import (
     REPO,
     imported_modules,
     only_a_docstring,
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.slow
 WHERE_OUTPUTS_LIE = ("paths.outputs", "paths.data")
 PLAN = """
 from dvc.repo import Repo
-from pipeline.scale.dag import plan
+from pipeline.scale.plan import plan
 with Repo() as repo:
     print("\\n".join(f"{s.addressing}\\t{s.cmd}" for s in plan(repo).order))
 """

@@ -166,7 +166,7 @@ def add_toy_stage(root: Path) -> None:
     (root / "conf/toy/default.yaml").write_text("scale: 3\n")
     insert_after(root / "conf/config.yaml", "  - report: default\n", "  - toy: default\n")
     (root / "stages/toy.py").write_text(TOY_STAGE)
-    insert_after(root / "pipeline/scale/declarations.py", "STAGES: tuple[Stage, ...] = (\n",
+    insert_after(root / "pipeline/dag/declarations.py", "STAGES: tuple[Stage, ...] = (\n",
                  TOY_DECLARATION)  # fmt: skip
 
 
@@ -175,8 +175,8 @@ def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     copy_project(root)
     add_toy_stage(root)
     env = {**os.environ, "PYTHONPATH": str(root)}
-    run_ok([sys.executable, "-m", "pipeline.core.params"], root, env)  # params.yaml
-    run_ok([sys.executable, "-m", "pipeline.scale.dvc_yaml"], root, env)  # dvc.yaml
+    run_ok([sys.executable, "-m", "tools.params"], root, env)  # params.yaml
+    run_ok([sys.executable, "-m", "pipeline.dag.dvc_yaml"], root, env)  # dvc.yaml
     run_ok([sys.executable, "-m", "stages.toy", "--dvc", "sst2", "--seed", "42"], root, env)
     assert (root / "outputs/plots/toy/sst2/seed42/labels.csv").read_text() == (
         "label\nnegative\npositive\n"

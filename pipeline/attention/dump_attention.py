@@ -3,7 +3,7 @@
 `dump_task` is the dump_attention stage's work: every map of several models (the variants)
 on the same rows of one task, written into one store per measure: the weights at the stage's
 path, another captured measure (`norms`, pipeline/attention/norms.py) in a store of the same
-layout beside it (pipeline.attention.measured.measure_path), its measure in the metadata.
+layout beside it (pipeline.attention.measures.measure_path), its measure in the metadata.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import attach, model_shape
-from pipeline.attention.measured import measure_path
+from pipeline.attention.measures import measure_path
 from pipeline.attention.store import TokenInfo
 from pipeline.attention.store_writer import AttentionWriter
 from pipeline.core.errors import PipelineError

@@ -16,7 +16,7 @@ A head is a column, so reading one head over all examples reads 1/H of the map b
 examples (row-group pruning). Float leaves are byte-stream-split, everything is zstd.
 The file metadata (key `dark_secrets.attention`) holds the schema version, model id, config
 hash, the model's shape and the measure the maps hold (`weights` when absent; see
-pipeline/attention/measured.py). This module holds the format and the reader
+pipeline/attention/measures.py). This module holds the format and the reader
 (`AttentionStore`); the writer, pipeline/attention/store_writer.py, writes under a temporary
 name and renames at the end.
 """

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Beyond, Measured
+from pipeline.claims.rules import Beyond, Estimate
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Claim:
     finding: str  # the finding as tested here, in words
     statistic: str  # what is measured, in words
     rule: Beyond
-    measure: Callable[[StageOutputs, int], Measured]  # (outputs, fine-tuning seed)
+    measure: Callable[[StageOutputs, int], Estimate]  # (outputs, fine-tuning seed)
     finetuned: tuple[str, ...] = ()
     gated: bool = True
     effect: float | None = None

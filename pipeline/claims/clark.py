@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Beyond, Measured, undefined
+from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.thresholds import DIRECTION, DOES_WELL
-from pipeline.core.stage import seed_folder
+from pipeline.core.layout import seed_folder
 
 PAPER = "Clark et al. 2019"
 UD = ("clark_syntax",)  # metrics/clark_syntax/ud.json (pipeline/core/layout.py)
@@ -64,11 +64,11 @@ def scored_relations(out: StageOutputs) -> list[str]:
     return sorted(r for r in found if r != ALL_RELATIONS)
 
 
-def head_minus_offset(relation: str) -> Callable[[StageOutputs, int], Measured]:
+def head_minus_offset(relation: str) -> Callable[[StageOutputs, int], Estimate]:
     """The measure: `relation`'s head - offset difference, undefined when the stage left the
     relation out of its table (fewer arcs than `clark_syntax.ud.min_count`)."""
 
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         if f"{relation}{HEAD_MINUS_OFFSET}" not in out.metrics(*UD):
             return undefined(
                 f"`{relation}` has fewer arcs than clark_syntax.ud.min_count in a UD split"

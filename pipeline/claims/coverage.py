@@ -26,7 +26,7 @@ import numpy as np
 from scipy import integrate
 from scipy.stats import norm
 
-from pipeline.claims.rules import Measured
+from pipeline.claims.rules import Estimate
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.selection import best_unit
 from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
@@ -84,7 +84,7 @@ def simulate(
             per_seed = [best_unit(d, d - h, d + h) for d, h in zip(means, half, strict=True)]
         else:
             per_seed = [
-                Measured(float(d), float(d - h), float(d + h))
+                Estimate(float(d), float(d - h), float(d + h))
                 for d, h in zip(means[:, 0], half[:, 0], strict=True)
             ]
         combined = across_seeds(per_seed)

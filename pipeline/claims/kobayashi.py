@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.rules import Beyond
 from pipeline.claims.thresholds import SURVIVES
-from pipeline.core.stage import seed_folder
+from pipeline.core.layout import seed_folder
 
 
 def special_tokens_survive_norms(task: str) -> Claim:

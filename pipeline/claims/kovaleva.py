@@ -11,7 +11,7 @@ import numpy as np
 
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Beyond, Measured, smallest, undefined
+from pipeline.claims.rules import Beyond, Estimate, smallest, undefined
 from pipeline.claims.selection import best_removal, mean_removal
 from pipeline.claims.shares import SHARE_RESAMPLES, CorrectedShares, corrected_shares
 from pipeline.claims.standout import top_set_apart
@@ -23,8 +23,8 @@ from pipeline.claims.thresholds import (
     SET_APART,
 )
 from pipeline.core.errors import PipelineError
+from pipeline.core.layout import seed_folder
 from pipeline.core.schema import load_task
-from pipeline.core.stage import seed_folder
 from pipeline.kovaleva.patterns import CLASSES
 
 PAPER = "Kovaleva et al. 2019"
@@ -57,7 +57,7 @@ def patterns(seed: int) -> tuple[str, str]:
 
 
 def table1_order(task: str) -> Claim:
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         table1 = ("table1", seed_folder(seed))
         weakest = smallest(
             out.interval(table1, f"{task}.finetuned_minus_random_init"),
@@ -161,10 +161,10 @@ def unresolved(found: CorrectedShares) -> str:
 
 
 def types_recur(task: str) -> Claim:
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         found = type_shares(out, task, seed)
         shares = {
-            k: Measured(*(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)))
+            k: Estimate(*(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)))
             for i, k in enumerate(found.classes)
         }
         if reason := unidentified(found):
@@ -201,10 +201,10 @@ def types_recur(task: str) -> Claim:
 
 
 def first_three_types_large_part(task: str) -> Claim:
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         rest = [out.interval(patterns(seed), f"{task}.finetuned.{k}") for k in CLASSES]
         rest = [r for k, r in zip(CLASSES, rest, strict=True) if k not in FIRST_THREE]
-        return Measured(
+        return Estimate(
             1 - sum(r.statistic for r in rest),
             1 - sum(r.ci_high for r in rest),
             1 - sum(r.ci_low for r in rest),
@@ -230,7 +230,7 @@ def first_three_types_large_part(task: str) -> Claim:
 
 
 def vertical_is_special_tokens(task: str) -> Claim:
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         key = f"{task}.finetuned.vertical_on_special"
         if (
             key not in out.metrics(*patterns(seed))
@@ -253,7 +253,7 @@ def vertical_is_special_tokens(task: str) -> Claim:
 
 
 def last_layers_change_most(task: str) -> Claim:
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         analyzed = ("analyze", task, seed_folder(seed))
         if "cosine.L3" not in out.metrics(*analyzed):
             return undefined("fewer than three layers: no other layers to compare with")
@@ -281,7 +281,7 @@ def removal_helps(task: str, unit: str) -> Claim:
     every task (the best gain ranges over tasks) and the layers' for RTE alone: a layer row
     of another task is this project's extension of it."""
 
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         rows = out.value(("ablate", task, seed_folder(seed)), "num_examples")
         return best_removal(out.table("ablate", task, seed_folder(seed), unit), rows, unit)
 
@@ -328,7 +328,7 @@ def removal_helps(task: str, unit: str) -> Claim:
 def random_head_removal_helps(task: str) -> Claim:
     """Sec. 5: on MRPC and RTE, disabling a random head improves the score on average."""
 
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         rows = out.value(("ablate", task, seed_folder(seed)), "num_examples")
         return mean_removal(out.table("ablate", task, seed_folder(seed), "heads"), rows)
 
@@ -351,7 +351,7 @@ def random_head_removal_helps(task: str) -> Claim:
 
 
 def framenet_heads_stand_out() -> Claim:
-    def measure(out: StageOutputs, seed: int) -> Measured:
+    def measure(out: StageOutputs, seed: int) -> Estimate:
         heads = out.table("framenet", "heads")
         if len(heads) <= FRAMENET_HEADS:
             return undefined(f"the model has {len(heads)} heads: none beside the top two")

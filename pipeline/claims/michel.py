@@ -6,15 +6,15 @@ from collections.abc import Sequence
 
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Beyond, Measured
+from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import NOT_NOTICEABLE, PRUNED_FRACTION
 from pipeline.claims.unchanged import changed_share_bound
-from pipeline.core.stage import seed_folder
+from pipeline.core.layout import seed_folder
 
 PAPER = "Michel et al. 2019"
 
 
-def pruned_cost(out: StageOutputs, task: str, seed: int) -> Measured:
+def pruned_cost(out: StageOutputs, task: str, seed: int) -> Estimate:
     """The main metric's change at the pruning-curve point nearest PRUNED_FRACTION, with its
     paired interval (the same rows pruned and unpruned); when pruning changed no prediction
     (an interval of zero width), the interval is the bound of `unchanged`."""
@@ -30,7 +30,7 @@ def pruned_cost(out: StageOutputs, task: str, seed: int) -> Measured:
             f"pruning changed no prediction on the {rows:.0f} rows; the interval is the "
             f"Clopper-Pearson bound +-{bound:.3f}"
         )
-    return Measured(delta, low, high, note=note, evidence={"rows": rows})
+    return Estimate(delta, low, high, note=note, evidence={"rows": rows})
 
 
 def large_fraction_prunable(task: str) -> Claim:

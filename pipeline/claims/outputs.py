@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.claims.rules import Measured
+from pipeline.claims.rules import Estimate
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError
 
@@ -52,9 +52,9 @@ class StageOutputs:
             )
         return float(values[key])
 
-    def interval(self, metrics_file: tuple[str, ...], key: str) -> Measured:
+    def interval(self, metrics_file: tuple[str, ...], key: str) -> Estimate:
         """`key` with its `key_ci_low` / `key_ci_high` from a metrics file."""
-        return Measured(
+        return Estimate(
             *(self.value(metrics_file, key + suffix) for suffix in ("", "_ci_low", "_ci_high"))
         )
 

@@ -1,4 +1,4 @@
-"""Measured numbers in the docs, generated from the outputs and never typed by hand: the
+"""Estimate numbers in the docs, generated from the outputs and never typed by hand: the
 claims table as Markdown (`results_markdown`, written by the claims stage), and the blocks
 between `<!-- results:NAME -->` and `<!-- /results:NAME -->` markers in README.md and
 docs/**/*.md. Each block names the Markdown file that holds it and how its text is made from
@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
+from pipeline.claims.evaluate import PAPERS_EFFECT
 from pipeline.claims.kovaleva import TABLE1
-from pipeline.claims.table import PAPERS_EFFECT
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text
 

@@ -33,17 +33,17 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from pipeline.claims.claim import Claim
-from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.registry import registration, registry_digest
-from pipeline.claims.rules import Measured, undefined
-from pipeline.claims.table import (
+from pipeline.claims.evaluate import (
     all_claims,
     dev_rows,
     evaluate_claim,
     gate_failures,
     table_frames,
 )
-from pipeline.claims.write import claims_files, write_into
+from pipeline.claims.judge import claims_files, write_into
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.registry import registration, registry_digest
+from pipeline.claims.rules import Estimate, undefined
 from pipeline.core.errors import PipelineError, exit_on_error
 
 SHARED = ("prepare", "clark_syntax", "clark_coref", "framenet")  # data and pre-trained model
@@ -92,7 +92,7 @@ class KeptOutputs(StageOutputs):
         raise PipelineError(f"the reference {self.kept} keeps no plots/{'/'.join(parts)}.csv")
 
 
-def kept_measurement(claim: Claim, out: KeptOutputs, kept: pd.DataFrame, seed: int) -> Measured:
+def kept_measurement(claim: Claim, out: KeptOutputs, kept: pd.DataFrame, seed: int) -> Estimate:
     """The kept estimate and interval of `claim` on `seed`, with the critical value, row
     count and note that its measure gives where the kept files allow it to run."""
     names = (claim.name, RENAMED.get(claim.name, claim.name))
@@ -108,10 +108,10 @@ def kept_measurement(claim: Claim, out: KeptOutputs, kept: pd.DataFrame, seed: i
     try:
         shape = claim.measure(out, seed)
     except PipelineError:
-        return Measured(*numbers)
+        return Estimate(*numbers)
     if shape.undefined:
-        return Measured(*numbers)
-    return Measured(*numbers, critical=shape.critical, note=shape.note, evidence=shape.evidence)
+        return Estimate(*numbers)
+    return Estimate(*numbers, critical=shape.critical, note=shape.note, evidence=shape.evidence)
 
 
 def kept_gate(claim: Claim, out: KeptOutputs, seed: int) -> str:

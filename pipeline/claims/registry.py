@@ -42,8 +42,8 @@ from typing import Any
 import yaml
 
 from pipeline.claims.claim import Claim
+from pipeline.claims.evaluate import declared_claims
 from pipeline.claims.kovaleva import TABLE1
-from pipeline.claims.table import declared_claims
 from pipeline.claims.thresholds import Threshold
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_text

@@ -8,7 +8,7 @@ than the effect the paper reports, so the sample size decided the outcome in adv
 `not testable` (a fine-tuned model the claim reads did not learn its task, or the statistic
 is undefined on this run); the table gives the reason beside each. A claim judged on several
 fine-tuning seeds is `seed-dependent` when one seed's interval supports it and another's
-contradicts it (pipeline/claims/table.py).
+contradicts it (pipeline/claims/evaluate.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ VERDICTS: tuple[Verdict, ...] = (
 
 
 @dataclass(frozen=True)
-class Measured:
+class Estimate:
     """A claim's statistic on the full data and its 95% interval. `critical`: the interval's
     half-width in standard errors (1.96 for a plain 95% interval; more for a simultaneous
     interval over many units). All three numbers NaN: the statistic is undefined on this run,
@@ -67,9 +67,9 @@ class Measured:
         return standard_error * (self.critical + Z_POWER)
 
 
-def undefined(note: str) -> Measured:
+def undefined(note: str) -> Estimate:
     """A statistic this run cannot compute, and why."""
-    return Measured(math.nan, math.nan, math.nan, note=note)
+    return Estimate(math.nan, math.nan, math.nan, note=note)
 
 
 FIELDS = ("statistic", "ci_low", "ci_high")
@@ -84,7 +84,7 @@ class Beyond:
     side: Literal["above", "below"] = "above"
     bound: float | None = None  # the largest value the statistic can take (1 for a share)
 
-    def __call__(self, measured: Measured) -> Verdict:
+    def __call__(self, measured: Estimate) -> Verdict:
         if measured.undefined:
             return "not testable"
         value = self.threshold.value
@@ -113,7 +113,7 @@ class Beyond:
         return f"supported if {low} {claimed} {t}; contradicted if {high} {other} {t}"
 
 
-def smallest(*measured: Measured) -> Measured:
+def smallest(*measured: Estimate) -> Estimate:
     """The weakest of several statistics that must all clear the same threshold: the
     minimum of the statistics and of each bound. Beyond(t) on it says `supported` exactly
     when every interval lies above t and `contradicted` when any lies below t. Undefined
@@ -121,9 +121,9 @@ def smallest(*measured: Measured) -> Measured:
     return _bound_wise(min, measured)
 
 
-def _bound_wise(pick: Callable[..., float], measured: Sequence[Measured]) -> Measured:
+def _bound_wise(pick: Callable[..., float], measured: Sequence[Estimate]) -> Estimate:
     """`pick` (min or max) of the statistics and of each bound, separately."""
     for m in measured:
         if m.undefined:
             return m
-    return Measured(*(pick(getattr(m, f) for m in measured) for f in FIELDS))
+    return Estimate(*(pick(getattr(m, f) for m in measured) for f in FIELDS))

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import t
 
-from pipeline.claims.rules import Measured
+from pipeline.claims.rules import Estimate
 from pipeline.claims.thresholds import CONFIDENCE
 
 
-def across_seeds(per_seed: Sequence[Measured]) -> Measured:
+def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
     """The mean of the seeds' statistics with an interval over seeds and examples; one seed
     gives its own. `critical` is the interval's half-width over the estimate's standard error
     (the seeds' standard error of the mean and the examples' own, in quadrature), so
@@ -49,7 +49,7 @@ def across_seeds(per_seed: Sequence[Measured]) -> Measured:
     mean = float(estimates.mean())
     rows = {n: v for n, v in per_seed[0].evidence.items() if n == "rows"}
     notes = dict.fromkeys(m.note for m in per_seed if m.note)
-    return Measured(
+    return Estimate(
         mean,
         mean - math.hypot(between, below),
         mean + math.hypot(between, above),

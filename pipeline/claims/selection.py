@@ -16,19 +16,19 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from pipeline.claims.rules import Measured
+from pipeline.claims.rules import Estimate
 from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
 from pipeline.claims.unchanged import unchanged_note, widen_unchanged
 
 
-def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Measured:
+def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Estimate:
     """The largest of `delta` [m] with a simultaneous interval from each unit's 95% interval
     [m]; `critical` is the Bonferroni z, so `detectable` is the best unit's detectable
     effect after the choice."""
     delta, ci_low, ci_high = (np.asarray(a, dtype=float) for a in (delta, ci_low, ci_high))
     critical = float(norm.ppf(1 - (1 - CONFIDENCE) / (2 * len(delta))))
     standard_error = (ci_high - ci_low) / (2 * Z_CONFIDENCE)  # [m]
-    return Measured(
+    return Estimate(
         float(delta.max()),
         float((delta - critical * standard_error).max()),
         float((delta + critical * standard_error).max()),
@@ -37,7 +37,7 @@ def best_unit(delta: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray) -> Mea
     )
 
 
-def best_removal(table: pd.DataFrame, rows: float, units: str = "heads") -> Measured:
+def best_removal(table: pd.DataFrame, rows: float, units: str = "heads") -> Estimate:
     """The best removal of an ablation table (columns delta, ci_low, ci_high, q_value) scored
     on `rows` dev rows, with the count of units whose gain is significant (q < 0.05,
     Benjamini-Hochberg) as evidence. A unit that changed no prediction gets the interval of
@@ -45,7 +45,7 @@ def best_removal(table: pd.DataFrame, rows: float, units: str = "heads") -> Meas
     widened, unchanged = widen_unchanged(table, rows)
     best = best_unit(widened["delta"], widened["ci_low"], widened["ci_high"])
     significant = int(((table["delta"] > 0) & (table["q_value"] < 1 - CONFIDENCE)).sum())
-    return Measured(
+    return Estimate(
         best.statistic,
         best.ci_low,
         best.ci_high,
@@ -55,7 +55,7 @@ def best_removal(table: pd.DataFrame, rows: float, units: str = "heads") -> Meas
     )
 
 
-def mean_removal(table: pd.DataFrame, rows: float) -> Measured:
+def mean_removal(table: pd.DataFrame, rows: float) -> Estimate:
     """The mean change over every unit's removal (the expected change from disabling a unit
     drawn at random), with a conservative interval: the units' changes are read on the same
     rows and correlate, and the standard error of a mean is at most the mean of the standard
@@ -66,7 +66,7 @@ def mean_removal(table: pd.DataFrame, rows: float) -> Measured:
     below = float((delta - widened["ci_low"]).mean())
     above = float((widened["ci_high"] - delta).mean())
     mean = float(delta.mean())
-    return Measured(
+    return Estimate(
         mean,
         mean - below,
         mean + above,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from pipeline.claims.rules import Measured
+from pipeline.claims.rules import Estimate
 from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
 
 
@@ -40,7 +40,7 @@ def kth_largest(values: np.ndarray, k: int) -> float:
 
 def top_set_apart(
     score: np.ndarray, ci_low: np.ndarray, ci_high: np.ndarray, count: int
-) -> Measured:
+) -> Estimate:
     """How far the `count`-th best unit's score lies above the next one's, relative to it:
     s_(count) / s_(count + 1) - 1, from every unit's score and 95% interval [m], with the
     ranking-aware interval of the module docstring. Scores must be positive; a lower bound
@@ -51,7 +51,7 @@ def top_set_apart(
     lower, upper, critical = simultaneous_bounds(score, ci_low, ci_high)
     inside, next_low = kth_largest(lower, count), kth_largest(lower, count + 1)
     ratio_high = kth_largest(upper, count) / next_low if next_low > 0 else np.inf
-    return Measured(
+    return Estimate(
         kth_largest(score, count) / kth_largest(score, count + 1) - 1,
         max(inside, 0.0) / kth_largest(upper, count + 1) - 1,
         ratio_high - 1,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from pipeline.attention.measured import measured_store
+from pipeline.attention.measures import measure_store
 from pipeline.attention.store import AttentionStore
 from pipeline.clark import figures
 from pipeline.clark.attend import TargetAttention
@@ -85,11 +85,11 @@ def analyse_heads(
     stored examples of `task` (all when None). `seed` seeds the MDS; `settings.behaviour`
     holds the `focus` and `broad` thresholds of the behaviour labels
     (pipeline.clark.clustering.behaviours); `settings.measure` reads the maps as weights,
-    value-weighted norms or rollout (pipeline.attention.measured);
+    value-weighted norms or rollout (pipeline.attention.measures);
     `settings.bootstrap_resamples` sets the interval of `same_layer_margin` (left out when a
     layer has one head, the model one layer, or the store one example)."""
     variant, num_examples = settings.variant, settings.num_examples
-    store = measured_store(store, settings.measure)
+    store = measure_store(store, settings.measure)
     num_layers, num_heads = store.shape
     examples = store.example_ids(variant, task)[:num_examples]
     tokens = store.all_tokens(task)

@@ -1,7 +1,7 @@
 """Attention maps streamed through the engine, one example at a time, never all stored.
 
 `measure` chooses the maps: the weights (Clark et al.), the value-weighted norms as row
-shares or the rollout, one map per layer (pipeline/attention/measured.py); word maps are
+shares or the rollout, one map per layer (pipeline/attention/measures.py); word maps are
 made from the chosen piece maps.
 """
 
@@ -14,7 +14,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import Encoding, stream_measures
-from pipeline.attention.measured import captured_for, measure_maps
+from pipeline.attention.measures import captured_for, measure_maps
 from pipeline.clark.words import piece_groups, word_maps
 
 

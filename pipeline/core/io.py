@@ -10,7 +10,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -126,3 +126,28 @@ def save_figure(
         figure.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip("."))
     plt.close(figure)
     write_json(path.with_suffix(".json"), {"caption": caption, "config": config or {}})
+
+
+def write_results(
+    tables_in: Path,
+    figures_in: Path,
+    metrics_to: Path,
+    *,
+    tables: Mapping[str, Any] | None = None,
+    figures: Mapping[str, Captioned] | None = None,
+    metrics: Mapping[str, Any] | None = None,
+    texts: Mapping[str, str] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> None:
+    """The one writer of a stage's results, by file stem: `tables` to <tables_in>/<stem>.csv
+    and `texts` by file name beside them, `figures` to <figures_in>/<stem>.png with their
+    caption (each figure's config over `config`), `metrics` to `metrics_to`."""
+    for name, text in (texts or {}).items():
+        write_text(tables_in / name, text)
+    for name, table in (tables or {}).items():
+        write_table(tables_in / f"{name}.csv", table)
+    for name, drawn in (figures or {}).items():
+        path = figures_in / f"{name}.png"
+        save_figure(path, drawn.figure, drawn.caption, {**(config or {}), **drawn.config})
+    if metrics is not None:
+        write_json(metrics_to, metrics)

@@ -1,6 +1,6 @@
 """Where each stage's results lie under the outputs folder: one rule, used by the stage that
 writes them (`StageRun.write_outputs`), by the stages and libraries that read them, and by
-the generator of dvc.yaml (pipeline/scale/dvc_yaml.py).
+the generator of dvc.yaml (pipeline/dag/dvc_yaml.py).
 
 `where` is the stage's task and fine-tuning seed folder, as far as the stage runs per them:
 () for a stage run once, (seed,) per seed, (task, seed) per task and seed.

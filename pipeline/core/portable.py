@@ -13,7 +13,7 @@ process that calls `use_portable_kernels` first, and every worker it spawns, com
 
 The libraries read both variables once, when they first compute, so a process that lacks them
 is restarted with them (`os.execv`, same command line). The DVC stages that compute this way
-get them from their command in dvc.yaml and need no restart (pipeline/scale/declarations.py).
+get them from their command in dvc.yaml and need no restart (pipeline/dag/declarations.py).
 It is checked for one build of torch and MKL against older x86-64 CPUs emulated on one CPU
 (tests/test_portable.py). Between two real CPUs it did not hold: an Intel Xeon (AVX-512)
 trained other weights than an AMD EPYC (docs/benchmarks.md, "The pattern CNN on other

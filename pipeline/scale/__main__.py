@@ -20,8 +20,8 @@ from dvc.exceptions import DvcException
 from dvc.repo import Repo, lock_repo
 
 from pipeline.core.errors import PipelineError
-from pipeline.scale.dag import plan
 from pipeline.scale.executors import SubmititExecutor, make_executor
+from pipeline.scale.plan import plan
 from pipeline.scale.record import SequentialOrder
 from pipeline.scale.runner import Outcome, Runner, Summary
 from pipeline.scale.settings import ExecutorKind, ScaleConfig, load_config

@@ -16,8 +16,8 @@ from dvc.stage import Stage
 
 from pipeline.scale import record
 from pipeline.scale.command import command_of
-from pipeline.scale.dag import Plan, runs_as_job
 from pipeline.scale.executors import Executor, Job
+from pipeline.scale.plan import Plan, runs_as_job
 from pipeline.scale.settings import ScaleConfig
 
 

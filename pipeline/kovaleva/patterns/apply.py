@@ -15,7 +15,7 @@ examples (`vertical_statistics`):
                          example's n word pieces)
 
 `classify_heads` is the patterns_apply stage's entry point; `classify_map_set` classifies the
-maps of any `.npz` map set (python -m stages.patterns_classify).
+maps of any `.npz` map set (python -m tools.patterns_classify).
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def read_label_file(path: Path, known_ids: Iterable[str]) -> pd.DataFrame:
         if row.map_id not in known:
             raise PipelineError(
                 f"{where}: map '{row.map_id}' is not in the folder's {MAPS_FILE}; label only "
-                "sampled maps (python -m stages.patterns_sample)"
+                "sampled maps (python -m tools.patterns_sample)"
             )
     return frame
 
@@ -91,7 +91,7 @@ def read_label_file(path: Path, known_ids: Iterable[str]) -> pd.DataFrame:
 def read_sample(path: Path) -> pd.DataFrame:
     """The sample file: one row per sampled map (layers and heads from 1, as written)."""
     if not path.exists():
-        raise PipelineError(f"sample file not found: {path}; draw it with stages.patterns_sample")
+        raise PipelineError(f"sample file not found: {path}; draw it with tools.patterns_sample")
     frame = pd.read_csv(
         path, dtype={"map_id": str, "variant": str, "task": str, "rule": str, "stratum": str}
     )

@@ -1,7 +1,7 @@
 """Map sets: attention maps with their word pieces, keyed by a map id, in one `.npz` file.
 
 The format that the labelled set ships in (`data/annotations/<model>/maps.npz`) and that
-`python -m stages.patterns_classify` reads: for every map id `<id>`,
+`python -m tools.patterns_classify` reads: for every map id `<id>`,
 
     map_<id>     float array [n, n]: one head's attention (rows: queries, columns: keys)
     tokens_<id>  the n word pieces as strings, [CLS] first, [SEP] closing each sentence

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from pipeline.claims.outputs import StageOutputs
-from pipeline.core.stage import seed_folder
+from pipeline.core.layout import seed_folder
 
 
 @dataclass(frozen=True)

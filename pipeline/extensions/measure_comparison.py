@@ -3,7 +3,7 @@ style): raw weights, value-weighted norms and rollout, on the same dev examples.
 
 For one example of length n and a map M[l, h, i, j] >= 0 of one measure (weights alpha,
 norms ||alpha f(x)|| from pipeline/attention/norms.py, or the rollout R_l from
-pipeline/attention/rollout.py as a single head; pipeline/attention/measured.py), the share
+pipeline/attention/rollout.py as a single head; pipeline/attention/measures.py), the share
 that the tokens of type t receive in layer l is
 
     share_t[l] = mean_{h, i} ( sum_{j : type(j) = t} M[l, h, i, j] / sum_j M[l, h, i, j] )
@@ -27,7 +27,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import stream_measures
 from pipeline.attention.engine import attach
-from pipeline.attention.measured import captured_for, measure_maps
+from pipeline.attention.measures import captured_for, measure_maps
 from pipeline.attention.pieces import piece_text
 from pipeline.core.head_names import layer_name
 from pipeline.core.schema import MeasuresConfig, TaskConfig

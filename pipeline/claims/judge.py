@@ -10,12 +10,12 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from pipeline.claims.evaluate import all_claims, evaluate, flat_metrics, summary
 from pipeline.claims.figures import forest_figure
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.prose import results_markdown
 from pipeline.claims.registry import Registration, registration, registry_digest
-from pipeline.claims.table import all_claims, evaluate, flat_metrics, summary
-from pipeline.core.io import Captioned, save_figure, write_json, write_table, write_text
+from pipeline.core.io import Captioned, write_results
 
 FOREST = "forest"  # the figure's file stem
 
@@ -81,10 +81,12 @@ def judge_claims(
 
 def write_into(files: ClaimsFiles, folder: Path) -> None:
     """Every file into one folder (a kept reference run's), the metrics as claims.json."""
-    for name, frame in files.tables.items():
-        write_table(folder / f"{name}.csv", frame)
-    for name, text in files.texts.items():
-        write_text(folder / name, text)
-    for name, drawn in files.figures.items():
-        save_figure(folder / f"{name}.png", drawn.figure, drawn.caption, drawn.config)
-    write_json(folder / "claims.json", files.metrics)
+    write_results(
+        folder,
+        folder,
+        folder / "claims.json",
+        tables=files.tables,
+        figures=files.figures,
+        metrics=files.metrics,
+        texts=files.texts,
+    )

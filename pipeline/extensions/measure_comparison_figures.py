@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from pipeline.core.io import Captioned
-from pipeline.extensions.measures import TOKEN_TYPES, MeasureComparison
+from pipeline.extensions.measure_comparison import TOKEN_TYPES, MeasureComparison
 
 MEASURE_TITLES = {
     "weights": "weights  alpha",

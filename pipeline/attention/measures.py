@@ -11,7 +11,7 @@ distributions. `measure` chooses what those maps hold:
 - `rollout`: the rollout R_l of the weights (Abnar and Zuidema 2020,
   pipeline/attention/rollout.py), one map per layer, read as a single head ([L, 1, n, n]).
 
-`MeasuredStore` gives an attention store's maps in the chosen measure; `measure_maps` turns
+`MeasureStore` gives an attention store's maps in the chosen measure; `measure_maps` turns
 one example's captured weights and norms into the chosen measure.
 """
 
@@ -72,7 +72,7 @@ def captured_for(measure: str) -> tuple[str, ...]:
     return ("weights", "norms") if measure == "norms" else ("weights",)
 
 
-class MeasuredStore(MapReader):
+class MeasureStore(MapReader):
     """An attention store read in one measure: the same interface as AttentionStore (tokens,
     example ids, `iter_maps`, `maps`), maps as the module docstring says."""
 
@@ -123,7 +123,7 @@ class MeasuredStore(MapReader):
                 yield example_id, measure_maps({"weights": maps}, "rollout")[chosen]
 
 
-def measured_store(store: AttentionStore, measure: str) -> AttentionStore | MeasuredStore:
-    """`store` itself for weights, else its maps in `measure` (see MeasuredStore)."""
+def measure_store(store: AttentionStore, measure: str) -> AttentionStore | MeasureStore:
+    """`store` itself for weights, else its maps in `measure` (see MeasureStore)."""
     check_measure(measure)
-    return store if measure == "weights" else MeasuredStore(store, measure)
+    return store if measure == "weights" else MeasureStore(store, measure)

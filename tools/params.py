@@ -1,6 +1,6 @@
 """Compose conf/ the way DVC's Hydra integration does, and write params.yaml.
 
-`python -m pipeline.core.params [overrides]` refreshes params.yaml after editing conf/ (DVC does
+`python -m tools.params [overrides]` refreshes params.yaml after editing conf/ (DVC does
 the same on `dvc exp run`); a test keeps the committed file equal to the default composition.
 """
 

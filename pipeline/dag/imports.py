@@ -1,7 +1,7 @@
 """The project files a module runs when imported: every `import` and `from ... import` of the
 project, at any depth of a file (inside functions too; not those under `if TYPE_CHECKING:`,
 which never run), followed transitively, with the `__init__.py` of each package on the way.
-dvc.yaml's code deps are these files (pipeline/scale/dvc_yaml.py); the floors test reads the
+dvc.yaml's code deps are these files (pipeline/dag/dvc_yaml.py); the floors test reads the
 same imports."""
 
 from __future__ import annotations

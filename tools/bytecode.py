@@ -10,7 +10,7 @@ compile (torch ships one written in Python 3.12 syntax) and says how many there 
 The project's own modules are compiled too: a process that may not write bytecode
 (`PYTHONDONTWRITEBYTECODE`) otherwise compiles them again at every stage.
 
-    python -m pipeline.core.bytecode [--workers N]
+    python -m tools.bytecode [--workers N]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """patterns_sample: draw a round of maps to label by eye (not a DVC stage).
 
-`python -m stages.patterns_sample --dvc` draws `patterns.sample.per_class` maps of each rule
+`python -m tools.patterns_sample --dvc` draws `patterns.sample.per_class` maps of each rule
 class in `patterns.sample.classes` from the dumps outputs/attention/<task>/seed<seed>.parquet
 of the `patterns.sample.variants` models (the primary `seed`, which also seeds the draw; maps
 sampled before are never drawn again;
@@ -14,7 +14,7 @@ pipeline/kovaleva/patterns/sample.py); the classifier chooses which maps to look
 label.
 It renders them on sheets of six, outputs/labelling/<model.name>/<first new id>/sheet_<i>.png,
 each map with its id and word pieces and no label: look at them and add rows to visual.csv,
-or label them on the annotation page (python -m stages.annotate --annotator NAME).
+or label them on the annotation page (python -m tools.annotate --annotator NAME).
 """
 
 from __future__ import annotations

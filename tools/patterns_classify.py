@@ -1,6 +1,6 @@
 """patterns_classify: the pattern type of any attention maps (not a DVC stage).
 
-    python -m stages.patterns_classify MAPS.npz --out LABELS.csv [--classifier CNN.pt]
+    python -m tools.patterns_classify MAPS.npz --out LABELS.csv [--classifier CNN.pt]
 
 MAPS.npz holds, for every map id, `map_<id>` (float array [n, n]: rows queries, columns keys)
 and `tokens_<id>` (the n word pieces as strings, [CLS] first, [SEP] closing each sentence).

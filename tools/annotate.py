@@ -1,6 +1,6 @@
 """annotate: the local annotation page for the sampled attention maps (not a DVC stage).
 
-    python -m stages.annotate --annotator NAME [--port 8765] [--host 127.0.0.1]
+    python -m tools.annotate --annotator NAME [--port 8765] [--host 127.0.0.1]
 
 serves http://127.0.0.1:8765/, which shows the sampled maps of data/annotations/<model>/
 (maps.npz, in sample.csv's order) one at a time with the definition of the five types, and

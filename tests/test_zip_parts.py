@@ -1,4 +1,4 @@
-"""Joining a model shipped as the pieces of one split zip (pipeline/models/join_pieces.py), on
+"""Joining a model shipped as the pieces of one split zip (pipeline/models/zip_parts.py), on
 small fake pieces built here: from wheels in a folder and from installed packages, a missing
 piece, a wrong digest, and a target that appears whole or not at all."""
 
@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.params import compose_params
 from pipeline.core.schema import SplitZip
-from pipeline.models.join_pieces import join, main, model_settings
+from pipeline.models.zip_parts import join, main, model_settings
+from tools.params import compose_params
 
 FILES = {
     "config.json": b'{"model_type": "mpnet"}',

@@ -1,6 +1,6 @@
 """Every DVC stage, declared once: what it runs per, the config keys it reads, its inputs and
 its outputs. dvc.yaml is generated from these declarations and from the imports of each
-stage's module (`python -m pipeline.scale.dvc_yaml`); a stage's results lie where
+stage's module (`python -m pipeline.dag.dvc_yaml`); a stage's results lie where
 pipeline/core/layout.py puts them, for the stage that writes them and the ones that read them.
 
 Adding a stage: write stages/<name>.py, add its `Stage` below, regenerate dvc.yaml.
@@ -242,5 +242,5 @@ def stage(name: str) -> Stage:
     """The declaration of stage `name`."""
     found = [s for s in STAGES if s.name == name]
     if not found:
-        raise KeyError(f"no stage '{name}' is declared in pipeline/scale/declarations.py")
+        raise KeyError(f"no stage '{name}' is declared in pipeline/dag/declarations.py")
     return found[0]

@@ -21,11 +21,11 @@ import pandas as pd
 
 from pipeline.claims import clark, kobayashi, kovaleva, michel, voita
 from pipeline.claims.claim import Claim
-from pipeline.claims.gate import headroom_failure, learned
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import VERDICTS, Measured, Verdict
+from pipeline.claims.rules import VERDICTS, Estimate, Verdict
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import SENSITIVITY, Z_POWER
+from pipeline.claims.validity import headroom_failure, learned
 
 COLUMNS = (
     "claim", "kind", "source", "statement", "paper_number", "paper_number_note", "finding",
@@ -58,7 +58,7 @@ def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
 
 @dataclass(frozen=True)
 class Judged:
-    measured: Measured
+    measured: Estimate
     verdict: Verdict
     reason: str
 
@@ -68,7 +68,7 @@ def effect_source(claim: Claim) -> str:
     return claim.effect_source or PAPERS_EFFECT
 
 
-def rows_needed(measured: Measured, effect: float) -> float:
+def rows_needed(measured: Estimate, effect: float) -> float:
     """About how many rows would make the detectable effect shrink to `effect`: the rows'
     part of the half-width shrinks as 1/sqrt(rows), the seeds' part (`between_seeds`, from
     seeds.py) not at all, so when that part alone exceeds the half-width that detects
@@ -84,7 +84,7 @@ def rows_needed(measured: Measured, effect: float) -> float:
     return float(math.ceil(rows * within**2 / (target**2 - between**2)))
 
 
-def judge(claim: Claim, measured: Measured, reason: str = "", dev_rows: float = math.nan) -> Judged:
+def judge(claim: Claim, measured: Estimate, reason: str = "", dev_rows: float = math.nan) -> Judged:
     """The rule's verdict; `underpowered` instead of `inconclusive` when the effect the power
     check looks for is smaller than the smallest effect this interval could detect, with
     whether any number of the task's dev rows could decide it."""
@@ -99,7 +99,7 @@ def judge(claim: Claim, measured: Measured, reason: str = "", dev_rows: float = 
     return Judged(measured, verdict, measured.note)
 
 
-def _underpowered_reason(claim: Claim, measured: Measured, dev_rows: float) -> str:
+def _underpowered_reason(claim: Claim, measured: Estimate, dev_rows: float) -> str:
     effect = claim.effect if claim.effect is not None else math.nan
     reason = (
         f"the effect looked for, {effect:.3g} ({effect_source(claim)}), is below the smallest "
@@ -176,7 +176,7 @@ def table_frames(rows: list[dict], seed_rows: list[dict]) -> tuple[pd.DataFrame,
 
 
 def evaluate_claim(
-    claim: Claim, measured: dict[int, Measured], gates: dict[int, str], dev: float
+    claim: Claim, measured: dict[int, Estimate], gates: dict[int, str], dev: float
 ) -> tuple[dict, list[dict]]:
     """One claim's row of the table and its per-seed rows, from its statistic on each seed
     and why each seed cannot be used ('' when it can)."""
@@ -268,7 +268,7 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged], dev: float) 
     }
 
 
-def _at(claim: Claim, measured: Measured, factor: float) -> str:
+def _at(claim: Claim, measured: Estimate, factor: float) -> str:
     """The interval's verdict with the threshold scaled by `factor`, or `decided in advance`
     where the scaled threshold is one the statistic cannot pass (rules.Beyond.bound)."""
     scaled = claim.rule.scaled(factor)
