@@ -1,4 +1,4 @@
-"""Estimate numbers in the docs, generated from the outputs and never typed by hand: the
+"""Measured numbers in the docs, generated from the outputs and never typed by hand: the
 claims table as Markdown (`results_markdown`, written by the claims stage), and the blocks
 between `<!-- results:NAME -->` and `<!-- /results:NAME -->` markers in README.md and
 docs/**/*.md. Each block names the Markdown file that holds it and how its text is made from
