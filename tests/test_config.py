@@ -106,13 +106,13 @@ def test_dvc_composition_is_typed_through_the_hydra_plugin(tmp_path: Path) -> No
     script = (
         "from dvc.utils.hydra import compose_and_dump\n"
         f"compose_and_dump({str(tmp_path / 'p.yaml')!r}, {str(CONF_DIR)!r}, None, 'config', "
-        f"{str(REPO / 'pipeline' / 'core')!r}, ['finetune.epochs=three'])\n"
+        f"{str(REPO / 'tools')!r}, ['finetune.epochs=three'])\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
     )
     assert result.returncode != 0 and "finetune.epochs" in result.stderr
-    assert "plugins_path = pipeline/core" in (REPO / ".dvc" / "config").read_text()
+    assert "plugins_path = tools" in (REPO / ".dvc" / "config").read_text()
 
 
 def test_a_stage_refuses_a_badly_typed_params_yaml_in_one_line(tmp_path, monkeypatch) -> None:
