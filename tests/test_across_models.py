@@ -15,8 +15,8 @@ import pytest
 from pipeline.claims.across_models import ModelRun, judged, main, read_run, write_outputs
 from pipeline.core.errors import PipelineError
 from pipeline.report.html import render_report
-from tests.builders import drawn
-from tests.conftest import commit_repo, micro_git_repo, run_ok
+from tests.support.builders import drawn
+from tests.support.repos import commit_repo, micro_git_repo, run_ok
 
 # What the toy stage writes per model: claim -> (estimate, ci_low, ci_high, verdict).
 PLANTED = {

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from builders import tiny_bert
 
 from benchmarks.bench_cost import Shape, profile_params
 from benchmarks.bench_step import (
@@ -27,6 +26,7 @@ from benchmarks.bench_step import (
 )
 from pipeline.core.schema import load_task
 from pipeline.models.labelled import LabelledRows
+from tests.support.builders import tiny_bert
 
 
 def _subject(name: str, layers: int, length: int = 8, batch: int = 4) -> Subject:

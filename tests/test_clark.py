@@ -59,7 +59,7 @@ from pipeline.core.schema import (
 )
 from pipeline.data.sampling import seeded_subset
 from pipeline.models.loading import load_encoder
-from tests.builders import drawn, group_settings
+from tests.support.builders import drawn, group_settings
 
 # ---------------------------------------------------------------- word pieces -> words
 

@@ -22,7 +22,7 @@ from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.schema import PrepareConfig, load_task, typed
 from pipeline.core.stage import _load_dvc_config, check_overrides
-from tests.builders import composed, composed_yaml
+from tests.support.builders import composed, composed_yaml
 from tools.params import compose_params
 
 REPO = Path(__file__).resolve().parent.parent

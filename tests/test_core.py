@@ -29,7 +29,7 @@ from pipeline.core.io import (
 )
 from pipeline.core.schema import AblateConfig, DisableMode, TaskConfig, load_task, typed
 from pipeline.core.stage import StageRun
-from tests.builders import composed
+from tests.support.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 

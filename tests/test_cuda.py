@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.reference.naive_ablation import naive_sweep
 from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
@@ -23,13 +22,14 @@ from pipeline.attention.store import AttentionStore, store_path
 from pipeline.models.checkpoints import Checkpoints
 from pipeline.models.training import predict
 from stages import ablate, dump_attention, finetune, gates, measures, prepare
-from tests.builders import micro_run, tiny_bert
-from tests.test_ablation import SHAPE, seven_rows, strong_classifier
-from tests.test_engine import LENGTHS, crop_maps, make_batch
-from tests.test_engine import SHAPE as ENGINE_SHAPE
-from tests.test_resume import Killed, kill_after, random_rows, same_weights
-from tests.test_resume import fresh_model as resume_model
-from tests.test_resume import run as fit
+from tests.support.ablation_models import SHAPE, seven_rows, strong_classifier
+from tests.support.builders import micro_run, tiny_bert
+from tests.support.engine_batches import LENGTHS, crop_maps, make_batch
+from tests.support.engine_batches import SHAPE as ENGINE_SHAPE
+from tests.support.oracles.naive_ablation import naive_sweep
+from tests.support.training_runs import Killed, kill_after, random_rows, same_weights
+from tests.support.training_runs import fresh_model as resume_model
+from tests.support.training_runs import run as fit
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device: the CUDA path needs a GPU"

@@ -22,37 +22,7 @@ from pipeline.core.portable import PORTABLE_ENV
 from pipeline.dag import declarations
 from pipeline.dag.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
 from pipeline.dag.imports import REPO, code_deps, imported_modules, runtime_imports
-
-A_TASK = "sst2"  # matrix stages are checked with this task
-A_SEED = "42"  # ... and this seed
-
-
-def dvc_stages(text: str) -> dict[str, dict]:
-    """Stage name -> definition, matrix stages expanded for one task and seed."""
-    expanded = {}
-    for name, spec in yaml.safe_load(text)["stages"].items():
-        matrix = spec.get("matrix", {})
-        item = "-".join(v for k, v in (("task", A_TASK), ("seed", A_SEED)) if k in matrix)
-        one = yaml.safe_dump(spec).replace("${item.task}", A_TASK).replace("${item.seed}", A_SEED)
-        expanded[f"{name}@{item}" if matrix else name] = {
-            **yaml.safe_load(one),
-            "per_task": "task" in matrix,
-        }
-    return expanded
-
-
-def stage_module(spec: dict) -> str:
-    words = spec["cmd"].split()
-    return words[words.index("-m") + 1]
-
-
-def code_in_deps(spec: dict) -> set[str]:
-    """The deps of a stage that are project code (under pipeline/ or stages/)."""
-    return {
-        d
-        for d in spec.get("deps", [])
-        if d.startswith(("pipeline/", "stages/")) and d.endswith(".py")  # not package data
-    }
+from tests.support.dag_stages import A_SEED, A_TASK, code_in_deps, dvc_stages, stage_module
 
 
 def deps_against_imports(spec: dict) -> tuple[list[str], list[str]]:

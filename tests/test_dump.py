@@ -19,7 +19,7 @@ from pipeline.data.encoding import collate
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.loading import load_classifier, load_finetuned
 from stages import dump_attention
-from tests.builders import group_settings
+from tests.support.builders import group_settings
 
 SENTENCES = [
     ("The cat sat on the mat.", "A cat was sitting on a mat."),

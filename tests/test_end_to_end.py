@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import micro_git_repo, run_ok
-from tests.test_numbering import numbering_violations
+from tests.support.numbering import numbering_violations
+from tests.support.repos import micro_git_repo, run_ok
 
 pytestmark = pytest.mark.slow
 

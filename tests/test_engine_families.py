@@ -1,5 +1,5 @@
 """The engine on a tiny random encoder of every family, against eager attention, the
-weight-surgery oracles of tests/encoder_families.py and finite differences."""
+weight-surgery oracles of tests/support/encoder_families.py and finite differences."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from transformers import AlbertConfig, AutoModel, DebertaConfig
 from pipeline.attention.engine import HeadControl, attach, head_mask, require_attached
 from pipeline.attention.norms import value_grams
 from pipeline.core.errors import PipelineError
-from tests.encoder_families import (
+from tests.support.encoder_families import (
     COMMON,
     FAMILIES,
     HEADS,

@@ -18,7 +18,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.schema import FinetuneConfig, load_task, typed
 from pipeline.models.loading import resolve_location
 from pipeline.models.metrics import accuracy, f1, mcc, pearson, spearman, task_metrics
-from tests.builders import composed, drawn
+from tests.support.builders import composed, drawn
 
 REPO = Path(__file__).resolve().parent.parent
 

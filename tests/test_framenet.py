@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import tarfile
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -40,8 +39,9 @@ from pipeline.kovaleva.framenet_data import (
 )
 from pipeline.kovaleva.tables import head_interval_frame
 from pipeline.models.loading import load_encoder
+from tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
+FIXTURE = FIXTURES / "framenet"
 PAPER = typed(FramenetConfig, OmegaConf.load(CONF_DIR / "framenet" / "default.yaml"))
 # lu1.xml: 101 keep (core FE far; a peripheral FE next to the target does not count),
 # 102 > 12 tokens, 103 core FE exactly 2 tokens from the target, 104 core FE of 4 tokens,

@@ -28,7 +28,7 @@ from pipeline.voita.hard_concrete import (
     random_jaccard,
     top_heads,
 )
-from tests.builders import tiny_bert
+from tests.support.builders import tiny_bert
 
 SAMPLES = 200_000
 

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.core.stage import StageRun
 from stages import prepare
-from tests.builders import composed
+from tests.support.builders import composed
 
 REPO = Path(__file__).resolve().parent.parent
 

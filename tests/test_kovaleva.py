@@ -39,8 +39,9 @@ from pipeline.kovaleva.tables import (
     head_frame,
     token_type_tables,
 )
+from tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "framenet"
+FIXTURE = FIXTURES / "framenet"
 
 
 def test_head_cosine_of_equal_orthogonal_and_spread_maps():

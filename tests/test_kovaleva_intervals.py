@@ -28,7 +28,7 @@ from pipeline.kovaleva.tables import (
     layer_interval_frame,
 )
 from stages import table1 as table1_stage
-from tests.builders import drawn
+from tests.support.builders import drawn
 
 
 def widths(table: pd.DataFrame, column: str) -> pd.Series:

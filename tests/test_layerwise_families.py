@@ -1,5 +1,5 @@
 """The layer-wise runner (ablation sweeps, gates) and the value-weighted norms on a tiny random
-encoder of every family (tests/encoder_families.py), against the model's own forward pass
+encoder of every family (tests/support/encoder_families.py), against the model's own forward pass
 through the engine (itself checked against weight-surgery oracles in
 tests/test_engine_families.py) and a naive norms reference that never forms a Gram matrix."""
 
@@ -19,7 +19,7 @@ from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.norms import value_grams
 from pipeline.core.errors import PipelineError
 from pipeline.data.encoding import collate
-from tests.encoder_families import (
+from tests.support.encoder_families import (
     FAMILIES,
     HEADS,
     LAYERS,

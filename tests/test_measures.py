@@ -40,7 +40,7 @@ from pipeline.extensions.measure_comparison import (
 from pipeline.kovaleva.analyze import analyze_task
 from pipeline.kovaleva.formulas import head_cosine
 from pipeline.models.loading import load_classifier
-from tests.builders import group_settings, tiny_bert
+from tests.support.builders import group_settings, tiny_bert
 
 LENGTHS = [7, 4, 6]
 

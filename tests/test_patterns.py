@@ -77,8 +77,7 @@ from pipeline.kovaleva.patterns.train import (
     schedule,
     stacks,
 )
-
-CHROMIUM = Path("/usr/bin/chromium")
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 
 def pair_tokens(a: int, b: int) -> tuple[list[str], np.ndarray]:
@@ -751,15 +750,6 @@ def test_session_resumes_per_annotator_and_shows_the_guide(tmp_path):
 
 
 # --- the annotation page in a real browser ----------------------------------------------------
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 
 def serve(maps: dict[str, LabelledMap], labels: Path):

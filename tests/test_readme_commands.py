@@ -36,14 +36,12 @@ from pipeline.core.config import check_option
 from pipeline.core.errors import PipelineError
 from pipeline.core.stage import _dvc_args, check_overrides
 from pipeline.scale.settings import load_config
-from tests.builders import composed
+from tests.support.builders import composed
 from tools.params import compose_params
 
 REPO = Path(__file__).resolve().parent.parent
 NOT_RUN = ("venv",)  # python -m venv: makes a virtual environment
 NO_HELP = ("tools.params",)  # arguments are Hydra overrides
-
-
 DOCS = [REPO / "README.md", *sorted(REPO.glob("docs/**/*.md"))]
 
 

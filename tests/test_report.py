@@ -17,8 +17,8 @@ from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.registry import versions
 from pipeline.core.io import save_figure, write_json, write_table, write_text
 from pipeline.report.html import render_report, stage_order
-from tests.test_claims import SEED, TASKS, build_outputs
-from tests.test_patterns import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.claims_outputs import SEED, TASKS, build_outputs
 
 
 def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):

@@ -21,7 +21,7 @@ import yaml
 
 from pipeline.core.errors import PipelineError
 from pipeline.scale.settings import load_config
-from tests.conftest import commit_repo
+from tests.support.repos import commit_repo
 
 REPO = Path(__file__).resolve().parent.parent
 

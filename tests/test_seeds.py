@@ -30,7 +30,7 @@ from pipeline.extensions.cross_seed import (
     summary_text,
 )
 from stages import finetune as finetune_stage
-from tests.builders import composed, drawn
+from tests.support.builders import composed, drawn
 
 REPO = Path(__file__).resolve().parent.parent
 

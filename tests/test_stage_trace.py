@@ -1,7 +1,7 @@
 """What each stage really loads and reads, against its deps and params in dvc.yaml.
 
 The static import walk (tests/test_dag.py) cannot see what is loaded at run time. So every
-stage of the micro profile runs here, in DVC's order, under tests/stage_trace.py, which
+stage of the micro profile runs here, in DVC's order, under tests/support/stage_trace.py, which
 records the project files loaded and the config keys read; then, per stage:
 - every project file it loaded is one of its code deps, and every code dep it did not load
   is imported only inside a function (or for type checking) on a path this run did not take;
@@ -28,8 +28,8 @@ from pipeline.dag.imports import (
     only_a_docstring,
     project_closure,
 )
-from tests.conftest import micro_git_repo, run_ok
-from tests.test_dag import code_in_deps, dvc_stages, stage_module
+from tests.support.dag_stages import code_in_deps, dvc_stages, stage_module
+from tests.support.repos import micro_git_repo, run_ok
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +89,11 @@ def traced(tmp_path_factory, shared_data) -> dict[str, dict]:
         words = cmd.split()
         record = root / f"trace{i}.json"
         module_args = words[words.index("-m") + 1 :]
-        run_ok([sys.executable, "-m", "tests.stage_trace", str(record), *module_args], root, env)
+        run_ok(
+            [sys.executable, "-m", "tests.support.stage_trace", str(record), *module_args],
+            root,
+            env,
+        )
         seen = json.loads(record.read_text())
         family = found[name.partition("@")[0]]
         family["modules"] |= set(seen["modules"])
@@ -149,7 +153,7 @@ def test_the_tracer_records_a_stage_reading_a_key_it_does_not_declare(tmp_path) 
     )
     record = tmp_path / "trace.json"
     run_ok(
-        [sys.executable, "-m", "tests.stage_trace", str(record), "reader", "--dvc"],
+        [sys.executable, "-m", "tests.support.stage_trace", str(record), "reader", "--dvc"],
         tmp_path,
         {**env, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"},
     )

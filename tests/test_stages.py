@@ -21,7 +21,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import copy_project, run_ok
+from tests.support.repos import copy_project, run_ok
 
 REPO = Path(__file__).resolve().parent.parent
 STAGE_MODULES = sorted(p.stem for p in (REPO / "stages").glob("*.py") if p.stem != "__init__")

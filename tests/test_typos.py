@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_ok
+from tests.support.repos import run_ok
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
-"""Run one stage as DVC does and record what it really used: `python -m tests.stage_trace
-OUT.json stages.<name> --dvc [TASK] [--seed SEED]`.
+"""Run one stage as DVC does and record what it really used: `python -m
+tests.support.stage_trace OUT.json stages.<name> --dvc [TASK] [--seed SEED]`.
 
 OUT.json gets `modules`, the project files (under pipeline/ and stages/) loaded by the end of
 the run, and `reads`, the dotted keys of the config the stage read while it ran (a leaf or a
@@ -21,8 +21,8 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pipeline.core import stage as stage_module
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 reads: set[str] = set()
 recording: DictConfig | None = None  # the running stage's config (params.yaml's keys)
 
