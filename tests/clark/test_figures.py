@@ -1,4 +1,5 @@
-"""The Clark strip plots are the same bytes on every run: their jitter is seeded."""
+"""Clark et al.'s figures: the head clusters' layers numbered from 1, and the strip plots the
+same bytes on every run (their jitter is seeded)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,21 @@ def test_the_seeded_jitter_leaves_numpys_global_generator_as_it_was() -> None:
     np.random.seed(7)
     plt.close(figures.targets_per_layer(head_tables()[0]))
     assert np.array_equal(np.random.uniform(size=3), expected)
+
+
+def test_head_clusters_colours_layers_numbered_from_one():
+    table = pd.DataFrame(
+        {"layer": [0, 0, 1], "head": [0, 1, 0], "behaviour": "cls", "x": [0.0, 1, 2], "y": 0.0}
+    )
+    figure = figures.head_clusters(table)
+    by_layer, by_behaviour = figure.axes
+    legend = by_layer.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["L1", "L2"]
+    assert legend.get_title().get_text() == "layer"
+    key = {
+        t.get_text(): h.get_markerfacecolor()
+        for t, h in zip(legend.get_texts(), legend.legend_handles, strict=True)
+    }
+    drawn = by_layer.collections[0].get_facecolors()[:, :3]  # one row per head, table order
+    np.testing.assert_allclose(drawn, [key["L1"], key["L1"], key["L2"]])
+    assert [t.get_text() for t in by_behaviour.get_legend().get_texts()] == ["cls"]
