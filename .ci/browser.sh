@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install Debian's chromium for the annotation-page test (tests/test_patterns.py, marked
-# `browser`), which drives it headless through Playwright at /usr/bin/chromium. Without it
-# that test skips. Needs root (CI containers run as root) and the Debian mirrors.
+# Install Debian's chromium for the annotation-page test
+# (tests/kovaleva/patterns/test_annotate.py, marked `browser`), which drives it headless
+# through Playwright at /usr/bin/chromium. Without it that test skips. Needs root (CI
+# containers run as root) and the Debian mirrors.
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then
   echo "chromium already installed: $(/usr/bin/chromium --version)"

@@ -8,8 +8,8 @@ On MiniLM-L6 (6 x 12 heads) and the first N dev examples of a task (read from
 (72 single heads + 6 layers) twice:
 - fast: `pipeline.ablation.sweep.sweep` (cached layer inputs, only the layers at and above the
   ablated one, SDPA, stacked ablations);
-- naive: `benchmarks.reference.naive_ablation.naive_sweep` (a full eager forward pass per ablation,
-  heads disabled by rewriting their context vectors with hooks);
+- naive: `tests.support.oracles.naive_ablation.naive_sweep` (a full eager forward pass per
+  ablation, heads disabled by rewriting their context vectors with hooks);
 and prints both times (CPU seconds of this process, and wall seconds), their ratio (goal
 >= 2 on CPU), the largest |logit difference| between the two (goal <= 1e-4) and whether
 every prediction agrees. It then prints the forward time of a model whose least important
@@ -29,8 +29,6 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from benchmarks.reference.naive_ablation import naive_sweep
-from benchmarks.reference.slicing import slice_heads
 from pipeline.ablation.importance import head_importance, least_important, normalise_per_layer
 from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach, model_shape
@@ -41,6 +39,8 @@ from pipeline.core.stage import primary_model
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer
+from tests.support.oracles.naive_ablation import naive_sweep
+from tests.support.oracles.slicing import slice_heads
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@ machine it ran on) and the tables docs/benchmarks.md shows from them.
 
     python -m benchmarks.records      # prints the GPU cost table
 
-`tests/test_benchmark_records.py` holds the page's table equal to the one printed here, so its
+`tests/benchmarks/test_records.py` holds the page's table equal to the one printed here, so its
 numbers come from the records, not from hand copies.
 """
 

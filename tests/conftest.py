@@ -1,13 +1,10 @@
 """Shared fixtures: offline data location, tokenizer, the tiny random BERT's config, and the
 micro profile as single stages (`micro_stage`) or as a committed git repo (`micro_repo`).
-Tiny BERTs built from a shape and configs composed once per session: tests/builders.py."""
+Tiny BERTs built from a shape and configs composed once per session: tests/support/builders.py."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,9 +15,10 @@ import torch
 from pipeline.core.schema import load_model
 from pipeline.core.stage import StageRun
 from pipeline.models.loading import load_tokenizer
-from tests.builders import micro_run
+from tests.support.builders import micro_run
+from tests.support.paths import REPO
+from tests.support.repos import micro_git_repo
 
-REPO = Path(__file__).resolve().parent.parent
 torch.set_num_threads(min(2, torch.get_num_threads()))
 
 
@@ -54,52 +52,6 @@ def minilm_cfg():
 def tokenizer(minilm_cfg):
     """The uncased WordPiece tokenizer shipped with the MiniLM package."""
     return load_tokenizer(minilm_cfg)
-
-
-def run_ok(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 1800) -> str:
-    """Run a command; fail the test with its output tails unless it exits 0 within `timeout` s."""
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, (
-        f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result.stdout
-
-
-def copy_project(root: Path) -> None:
-    """Copy the project's files (no outputs, prepared data or dvc.lock) to `root`."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True
-    ).stdout.split()
-    for name in listed:
-        if name.startswith(("outputs/", "data/glue")) or name == "dvc.lock":
-            continue
-        if (REPO / name).is_file():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, root / name)
-
-
-def micro_git_repo(root: Path, shared_data: Path, *overrides: str) -> dict[str, str]:
-    """Copy the project's files into a fresh git repo at `root`, composed for the micro
-    profile (plus `overrides`, e.g. `model=tiny_albert`) and committed; return the
-    environment to run `dvc` and the stages in it."""
-    copy_project(root)
-    env = {**os.environ, "DARK_SECRETS_DATA": str(shared_data), "PYTHONPATH": str(root)}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    commit_repo(root, env, [sys.executable, "-m", "tools.params", "experiment=micro", *overrides])
-    return env
-
-
-def commit_repo(root: Path, env: dict[str, str], *setup: list[str]) -> None:
-    """Make `root` a git repo, run each `setup` command in it, and commit every file."""
-    for command in (
-        ["git", "init", "-q"],
-        ["git", "config", "user.email", "ci@example.com"],
-        ["git", "config", "user.name", "ci"],
-        *setup,
-        ["git", "add", "-A"],
-        ["git", "commit", "-qm", "start"],
-    ):
-        run_ok(command, root, env)
 
 
 @pytest.fixture(scope="module")

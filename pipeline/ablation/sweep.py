@@ -11,7 +11,7 @@ changed by it, so the sweep
 3. stacks several ablations of the same layer into one pass: the batch is repeated and each
    copy gets its own per-example [B, L, H] mask.
 
-`benchmarks/reference/naive_ablation.py` computes the same logits the slow way (a full eager
+`tests/support/oracles/naive_ablation.py` computes the same logits the slow way (a full eager
 forward pass per ablation); tests and `benchmarks/bench_ablate.py` hold the two equal.
 """
 

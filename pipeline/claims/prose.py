@@ -3,7 +3,7 @@ claims table as Markdown (`results_markdown`, written by the claims stage), and 
 between `<!-- results:NAME -->` and `<!-- /results:NAME -->` markers in README.md and
 docs/**/*.md. Each block names the Markdown file that holds it and how its text is made from
 output files; `python -m pipeline.claims.prose` rewrites every block, and
-tests/test_readme_results.py fails when a block differs from what its outputs give."""
+tests/project/test_readme_results.py fails when a block differs from what its outputs give."""
 
 from __future__ import annotations
 

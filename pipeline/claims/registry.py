@@ -15,7 +15,7 @@ model's run shares it, and any change to a claim moves it.
 its date, status (`draft` or `frozen`), digest, the models whose results had been seen when
 its rules were written (`seen_models`) and its reason. Only the last version may be a
 draft. A frozen version is never edited: changing a registered claim adds a version with its
-date and reason. tests/test_claims_registry.py fails when the digest of the claims differs
+date and reason. tests/claims/test_registry.py fails when the digest of the claims differs
 from the last version's.
 
 A verdict is `registered` when the run's claims are exactly a frozen version's and the

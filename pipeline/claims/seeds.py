@@ -12,7 +12,7 @@ replacement treats them as the whole population of seeds: it shrinks their sprea
 (k-1)/k and uses normal quantiles, and in simulation (`coverage`) its 95% interval covers
 the mean over seeds and examples well below 95% of the time when seeds differ. The
 interval here keeps >= 95% there (`python -m pipeline.claims.coverage` writes the table that
-docs/statistics.md shows; tests/test_claims_coverage.py checks it).
+docs/statistics.md shows; tests/claims/test_coverage.py checks it).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ errors, the standard error read off the unit's 95% interval). When all m simulta
 intervals hold, which happens with probability >= 95%, the largest true effect lies between
 the largest lower bound and the largest upper bound; so [max lower, max upper] is a 95%
 interval for the best unit's true effect, whichever unit that is.
-tests/test_claims_statistics.py checks its coverage by simulation.
+tests/claims/test_statistics.py checks its coverage by simulation.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ The libraries read both variables once, when they first compute, so a process th
 is restarted with them (`os.execv`, same command line). The DVC stages that compute this way
 get them from their command in dvc.yaml and need no restart (pipeline/dag/declarations.py).
 It is checked for one build of torch and MKL against older x86-64 CPUs emulated on one CPU
-(tests/test_portable.py). Between two real CPUs it did not hold: an Intel Xeon (AVX-512)
+(tests/core/test_portable.py). Between two real CPUs it did not hold: an Intel Xeon (AVX-512)
 trained other weights than an AMD EPYC (docs/benchmarks.md, "The pattern CNN on other
 CPUs"). ARM builds and other library versions may differ too.
 """

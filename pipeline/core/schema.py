@@ -2,7 +2,7 @@
 
 A field declares a type and no value (MISSING; a nested group's field only its shape): each
 value lives in conf/ alone, so there is no second default to fall out of step with it
-(`tests/test_config.py` fails on one, and on a composition that leaves a key missing).
+(`tests/core/test_config.py` fails on one, and on a composition that leaves a key missing).
 
 `conf/config.yaml` starts from the `config_schema` node stored here, so every YAML value is
 checked against these types when Hydra composes (under `dvc exp run -S`, `dvc repro`'s

@@ -35,7 +35,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.schema import TaskConfig
 
 # The false discovery rate under which the ablate stage calls a head significant
-# (pipeline/ablation/sweep.py, Uncertainty.alpha; tests/test_seeds.py keeps them equal).
+# (pipeline/ablation/sweep.py, Uncertainty.alpha; tests/extensions/test_seeds.py keeps them equal).
 ALPHA = 0.05
 KEYS = ["layer", "head"]
 

@@ -4,7 +4,7 @@ vectorized bootstrap and permutation tests (pipeline/core/stats.py).
 Each function takes gold labels and predictions of shape [..., N] (leading batch axes, one
 per resample; either may be [N] and broadcast) and returns [...]: the metric of each batch
 entry. Edge cases follow metrics.py: F1 and MCC are 0 where sklearn divides by zero, and a
-constant prediction has correlation 0. tests/test_stats.py holds each equal to metrics.py.
+constant prediction has correlation 0. tests/core/test_stats.py holds each equal to metrics.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ of bootstrap resamples at once.
 A resample of input examples (the maps of one example stay together) is a count of how often
 each example was drawn; its confusion matrix is those counts times the examples' own
 confusion matrices. Every score is a function of that matrix, with sklearn's formulas and
-edge cases (tests/test_patterns_scores.py holds each equal to sklearn's):
+edge cases (tests/kovaleva/patterns/test_scores.py holds each equal to sklearn's):
 
     accuracy  = trace / maps
     kappa     = 1 - observed / expected disagreement (Cohen; NaN when the labels and the

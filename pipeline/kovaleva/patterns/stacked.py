@@ -16,7 +16,7 @@ and the backward pass of its fallback convolution loops over the maps of a batch
 the groups of a grouped convolution): most of a network's training time. Here the matrix
 products run in MKL under `MKL_CBWR`. Batch normalisation views [G, C, ...] as G * C
 channels of one batch, so each network normalises over its own maps. Every network's numbers
-are the same whichever networks share its model (tests/test_patterns.py)."""
+are the same whichever networks share its model (tests/kovaleva/patterns/test_cnn.py)."""
 
 from __future__ import annotations
 

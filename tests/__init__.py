@@ -1,0 +1,1 @@
+"""Tests, in folders that mirror pipeline/'s packages; what they share is in tests/support/."""

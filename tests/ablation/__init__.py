@@ -1,0 +1,1 @@
+"""Tests of pipeline/ablation/: sweeps, head importance and pruning."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/attention/: the engine, the store, dumps and measures of attention."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/claims/: rules, verdicts, the registry and its coverage."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/clark/: Clark et al.'s analyses."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/core/: configs, schema, I/O, statistics, precision, portable kernels."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/data/: GLUE reading and seeded sampling."""

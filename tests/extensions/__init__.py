@@ -1,0 +1,1 @@
+"""Tests of pipeline/extensions/: fine-tuning seeds and the cross-seed statistics."""

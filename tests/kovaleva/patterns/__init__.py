@@ -1,0 +1,1 @@
+"""Tests of pipeline/kovaleva/patterns/: the attention-pattern taxonomy."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/report/: the HTML report."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/scale/: the DAG run in parallel."""

@@ -1,0 +1,1 @@
+"""Tests of the stage entry points (stages/), alone and end to end."""

@@ -1,0 +1,89 @@
+"""Stages as Hydra apps: multirun through a launcher, early failure on bad values."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.core.stage import StageRun
+from stages import prepare
+from tests.support.builders import composed
+from tests.support.paths import REPO
+
+
+def _stage(args: list[str], timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_sweep_over_unknown_task_fails_before_any_job(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    result = _stage(["stages.finetune", "-m", "task=sst2,sst3", f"hydra.sweep.dir={sweep_dir}"])
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: unknown task 'sst3'; valid tasks: "
+        "cola, mnli, mrpc, qnli, qqp, rte, sst2, stsb, wnli"
+    ]
+    assert not sweep_dir.exists()  # no job started
+
+
+def test_unknown_model_in_a_sweep_lists_valid_models():
+    result = _stage(["stages.finetune", "-m", "model=minilm_l6,bert_huge"])
+    assert result.returncode == 2
+    valid = (
+        "albert_base_v2, bert_base_uncased, deberta_v3_base, distilbert_base_uncased, "
+        "electra_base_discriminator, minilm_l6, modernbert_base, mpnet_base, roberta_base, "
+        "tiny_albert, tiny_distilbert, tiny_mpnet, tiny_random"
+    )
+    assert f"unknown model 'bert_huge'; valid models: {valid}" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def micro_data(tmp_path_factory, shared_data) -> Path:
+    """The micro profile's prepared GLUE subsets, written by the prepare stage itself."""
+    root = tmp_path_factory.mktemp("micro")
+    cfg = composed("experiment=micro")
+    cfg.paths.data = str(root / "data")
+    cfg.paths.shared_data = str(shared_data)
+    prepare.run(StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True))
+    return root / "data"
+
+
+def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    tracked = REPO / "outputs" / "metrics" / "finetune"
+    before = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
+    result = _stage(
+        [
+            "stages.finetune",
+            "-m",
+            "hydra/launcher=submitit_local_small",
+            "experiment=micro",
+            "task=mrpc,rte",
+            f"paths.data={micro_data}",
+            "finetune.baselines.random_init=false",
+            f"hydra.sweep.dir={sweep_dir}",
+        ]
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    for job, task in enumerate(["mrpc", "rte"]):
+        metrics = json.loads(
+            (sweep_dir / str(job) / "metrics/finetune" / task / "seed42.json").read_text()
+        )
+        predictions = pd.read_csv(
+            sweep_dir / str(job) / "plots/finetune" / task / "seed42/predictions.csv"
+        )
+        assert len(predictions) == 32  # the job's own task: its eval rows, scored
+        assert metrics["finetuned.accuracy"] == pytest.approx(
+            (predictions["label"] == predictions["finetuned"]).mean()
+        )
+        assert metrics["train_rows"] == 64
+        assert (sweep_dir / str(job) / "models" / task / "seed42/model.safetensors").exists()
+    after = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
+    assert after == before  # the DVC-tracked outputs were not touched

@@ -1,0 +1,1 @@
+"""Slow, obvious reference implementations that tests and benchmarks compare the pipeline to."""

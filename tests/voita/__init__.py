@@ -1,0 +1,1 @@
+"""Tests of pipeline/voita/: hard-concrete head gates."""
