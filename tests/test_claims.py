@@ -211,7 +211,7 @@ def build_outputs(
 EXPECTED = {
     "kovaleva.table1_order.sst2": "supported",
     "kovaleva.table1_order.rte": "contradicted",  # Table 1's claim is not gated
-    "kovaleva.types_recur.sst2": "supported",  # every corrected share well above 0.01
+    "kovaleva.types_recur.sst2": "contradicted",  # shares ~0.125 < one head of 5 (0.2)
     "kovaleva.types_recur.rte": "not testable",
     "kovaleva.first_three_types_large_part.sst2": "supported",
     "kovaleva.vertical_is_special_tokens.sst2": "inconclusive",  # no printed effect

@@ -22,7 +22,7 @@ import pandas as pd
 from pipeline.claims import clark, kobayashi, kovaleva, michel, voita
 from pipeline.claims.claim import Claim
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import VERDICTS, Estimate, Verdict
+from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import SENSITIVITY, Z_POWER
 from pipeline.claims.validity import headroom_failure, learned
@@ -90,9 +90,11 @@ def judge(claim: Claim, measured: Estimate, reason: str = "", dev_rows: float = 
     whether any number of the task's dev rows could decide it."""
     if reason:  # a gate failed
         return Judged(measured, "not testable", reason)
-    verdict = claim.rule(measured)
+    verdict, withheld = settle(claim.rule(measured), measured)
     if verdict == "not testable":
         return Judged(measured, verdict, measured.note)
+    if withheld:
+        return Judged(measured, verdict, "; ".join(r for r in (withheld, measured.note) if r))
     underpowered = claim.effect is not None and claim.effect < measured.detectable
     if verdict == "inconclusive" and underpowered:
         return Judged(measured, "underpowered", _underpowered_reason(claim, measured, dev_rows))
@@ -272,7 +274,9 @@ def _at(claim: Claim, measured: Estimate, factor: float) -> str:
     """The interval's verdict with the threshold scaled by `factor`, or `decided in advance`
     where the scaled threshold is one the statistic cannot pass (rules.Beyond.bound)."""
     scaled = claim.rule.scaled(factor)
-    return "decided in advance" if scaled.decided_in_advance() else scaled(measured)
+    if scaled.decided_in_advance():
+        return "decided in advance"
+    return settle(scaled(measured), measured)[0]
 
 
 def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import Beyond, Estimate, smallest, undefined
+from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.selection import best_removal, mean_removal
 from pipeline.claims.shares import SHARE_RESAMPLES, CorrectedShares, corrected_shares
 from pipeline.claims.standout import top_set_apart
@@ -160,6 +160,25 @@ def unresolved(found: CorrectedShares) -> str:
     return f"below what the classifier resolves: {', '.join(below)}" if below else ""
 
 
+def below_resolution(found: CorrectedShares) -> str:
+    """Why the smallest share cannot be placed against any threshold ('' when it can): the
+    types whose observed share is below what the classifier calls that type by mistake
+    (shares.CorrectedShares.below_resolution)."""
+    below = [
+        f"{k} (observed share at most {found.observed_high[i]:.2%}, below the "
+        f"{found.false_positive_low[i]:.2%} lower bound of the rate at which the classifier "
+        f"calls other maps {k})"
+        for i, k in enumerate(found.classes)
+        if k in found.below_resolution()
+    ]
+    return f"below the classifier's resolution: {', '.join(below)}" if below else ""
+
+
+def head_count(out: StageOutputs) -> int:
+    """The model's heads (all layers), one row each in the FrameNet stage's table."""
+    return len(out.table("framenet", "heads"))
+
+
 def types_recur(task: str) -> Claim:
     def measure(out: StageOutputs, seed: int) -> Estimate:
         found = type_shares(out, task, seed)
@@ -175,7 +194,12 @@ def types_recur(task: str) -> Claim:
             )
             parts = [reason, f"the others' corrected shares: {estimated}", unresolved(found)]
             return undefined("; ".join(part for part in parts if part))
-        return replace(smallest(*shares.values()), note=unresolved(found))
+        weakest, heads = smallest(*shares.values()), head_count(out)  # shares of the maps
+        return Estimate(
+            *(heads * getattr(weakest, f) for f in FIELDS),  # in heads' worth of maps
+            note=unresolved(found),
+            unresolved=below_resolution(found),
+        )
 
     if one_sentence(task):
         count, kind = "four", "one"
@@ -192,8 +216,10 @@ def types_recur(task: str) -> Claim:
         finding=f"each of the {types} makes up a share of the fine-tuned model's maps ({task})",
         statistic=f"the smallest of the {count} types' shares, each corrected for the "
         f"classifier's cross-validated errors on the labelled {kind}-sentence maps (adjusted "
-        "classify-and-count); interval over examples, the labelled maps and the classifier's "
-        "seed",
+        "classify-and-count), times the model's heads (in heads' worth of maps); interval "
+        "over examples, the labelled maps and the classifier's seed, its draws not clipped "
+        "at 0; inconclusive where a type's observed share is below the classifier's "
+        "resolution",
         rule=Beyond(RECURS),
         measure=measure,
         finetuned=(task,),

@@ -18,6 +18,17 @@ The interval (95%, percentile) draws, per resample, everything the estimate rest
   interval over examples, plus the classifier's seed spread (two ensembles of different
   seeds differ by at most `seed_change` on any share; taken as the spread of one seed's
   share, sd = seed_change / √2, for every type: conservative, since it is a maximum).
+Each draw is solved without the constraint p >= 0 (Σ p = 1 kept): clipping every draw at 0
+piles the draws of a share near 0 onto 0 itself, and the percentile interval of a share
+whose draws are mostly clipped collapses to [0, 0], as if the classifier had measured it
+exactly. Unclipped, the interval keeps the width the data give it and may reach below 0;
+the estimate itself stays on the simplex.
+
+A type is *below the classifier's resolution* when its observed share's 95% upper bound
+(over examples) is below the exact 95% lower bound of its false-positive rate: the
+classifier calls more maps that type by mistake than the run shows at all, so the
+correction's model does not fit the data and says nothing of the true share. A claim on
+such a type is inconclusive, whatever its interval (kovaleva.py; rules.Estimate.unresolved).
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import nnls
+from scipy.stats import beta
 
 from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
 
@@ -61,6 +73,24 @@ def adjusted_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
     return shares / shares.sum()
 
 
+def unconstrained_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """As `adjusted_shares`, without p >= 0: argmin ‖ratesᵀ p - observed‖ with Σ p = 1
+    (a share may come out below 0); the draws behind an interval (module docstring)."""
+    system = np.vstack([rates.T, SUM_WEIGHT * np.ones(len(rates))])  # [K + 1, T]
+    target = np.append(observed, SUM_WEIGHT)  # [K + 1]
+    return np.linalg.lstsq(system, target, rcond=None)[0]
+
+
+def exact_lower(successes: np.ndarray, trials: np.ndarray) -> np.ndarray:
+    """The exact (Clopper-Pearson) 95% lower bound of a rate [K] from its counts [K]; 0 for
+    no success, NaN for no trial."""
+    successes, trials = np.asarray(successes, float), np.asarray(trials, float)
+    tail = (1 - CONFIDENCE) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = beta.ppf(tail, successes, trials - successes + 1)
+    return np.where(trials > 0, np.where(successes > 0, low, 0.0), np.nan)
+
+
 def recall_and_false_positive(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per type [K] each, from counts C [K, K]: the share of its labelled maps called that
     type (recall; NaN without labelled maps), and the share of the other types' labelled
@@ -92,6 +122,8 @@ class CorrectedShares:
     separation: np.ndarray  # [K]
     separation_low: np.ndarray  # [K]
     false_positive: np.ndarray  # [K]
+    false_positive_low: np.ndarray  # [K]: its exact 95% lower bound
+    observed_high: np.ndarray  # [K]: the classifier's share's 95% upper bound
     labelled: np.ndarray  # [K]
     recalled: np.ndarray  # [K]
 
@@ -104,6 +136,14 @@ class CorrectedShares:
     def unresolved(self) -> list[str]:
         """Identifiable types whose corrected share's interval reaches 0."""
         return [c for c, low in zip(self.classes, self.ci_low, strict=True) if low <= 0]
+
+    def below_resolution(self) -> list[str]:
+        """Types whose observed share's upper bound is below the exact lower bound of their
+        false-positive rate (module docstring): the correction cannot place their share."""
+        below = np.nan_to_num(self.observed_high, nan=np.inf) < np.nan_to_num(
+            self.false_positive_low, nan=-np.inf
+        )  # [K]
+        return [c for c, b in zip(self.classes, below, strict=True) if b]
 
 
 def corrected_shares(
@@ -148,13 +188,15 @@ def corrected_shares(
             drawn_rates = error_rates(counted)[known]  # [T, K]
             absent = np.isnan(drawn_rates).any(1)  # a type not drawn keeps its full rates
             drawn_rates[absent] = rates[absent]
-            shares = (observed + rng.normal(0, spread)).clip(min=0)  # [K]
-            if shares.sum() > 0:  # a draw with every share clipped to 0 has no composition
-                draws.append(adjusted_shares(shares / shares.sum(), drawn_rates))
+            shares = observed + rng.normal(0, spread)  # [K]
+            if shares.sum() > 0:  # a draw with no positive total has no composition
+                draws.append(unconstrained_shares(shares / shares.sum(), drawn_rates))
         corrected[known] = adjusted_shares(observed, rates)
         if draws:
             low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
     recall, false_positive = recall_and_false_positive(counts)
+    labelled = counts.sum(1)  # [K]
+    wrongly_called = counts.sum(0) - np.diag(counts)  # [K]
     return CorrectedShares(
         classes=tuple(classes),
         raw=observed,
@@ -164,6 +206,8 @@ def corrected_shares(
         separation=recall - false_positive,
         separation_low=separation_low,
         false_positive=false_positive,
-        labelled=counts.sum(1),
+        false_positive_low=exact_lower(wrongly_called, labelled.sum() - labelled),
+        observed_high=np.asarray(observed_high, dtype=float),
+        labelled=labelled,
         recalled=np.diag(counts),
     )
