@@ -56,11 +56,24 @@ def confusion_counts(
     return counts
 
 
+def drawn_counts(
+    actual: np.ndarray, predicted: np.ndarray, classes: Sequence[str], rows: np.ndarray
+) -> np.ndarray:
+    """C* [B, K, K]: `confusion_counts` of each resample of the labelled maps, the maps of
+    resample b being `rows[b]` [N]."""
+    index = {name: k for k, name in enumerate(classes)}
+    k = len(classes)
+    cell = np.array([index[a] * k + index[p] for a, p in zip(actual, predicted, strict=True)])
+    offsets = np.arange(len(rows))[:, None] * k * k  # [B, 1]
+    flat = np.bincount((cell[rows] + offsets).ravel(), minlength=len(rows) * k * k)
+    return flat.reshape(len(rows), k, k).astype(float)
+
+
 def error_rates(counts: np.ndarray) -> np.ndarray:
-    """R [K, K] from counts C [K, K]: R[i, j] = the share of maps labelled i that the
-    classifier called j; a type with no labelled map gets a row of NaN."""
+    """R [..., K, K] from counts C [..., K, K]: R[i, j] = the share of maps labelled i that
+    the classifier called j; a type with no labelled map gets a row of NaN."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return counts / counts.sum(1, keepdims=True)
+        return counts / counts.sum(-1, keepdims=True)
 
 
 def adjusted_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
@@ -74,11 +87,13 @@ def adjusted_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
 
 
 def unconstrained_shares(observed: np.ndarray, rates: np.ndarray) -> np.ndarray:
-    """As `adjusted_shares`, without p >= 0: argmin ‖ratesᵀ p - observed‖ with Σ p = 1
-    (a share may come out below 0); the draws behind an interval (module docstring)."""
-    system = np.vstack([rates.T, SUM_WEIGHT * np.ones(len(rates))])  # [K + 1, T]
-    target = np.append(observed, SUM_WEIGHT)  # [K + 1]
-    return np.linalg.lstsq(system, target, rcond=None)[0]
+    """As `adjusted_shares`, without p >= 0, for B draws at once: p [B, T] = argmin
+    ‖ratesᵀ p - observed‖ with Σ p = 1, from `observed` [B, K] and `rates` [B, T, K] (a
+    share may come out below 0); the draws behind an interval (module docstring)."""
+    weight = np.full((len(rates), 1, rates.shape[1]), SUM_WEIGHT)  # [B, 1, T]
+    system = np.concatenate([rates.transpose(0, 2, 1), weight], axis=1)  # [B, K + 1, T]
+    target = np.concatenate([observed, np.full((len(observed), 1), SUM_WEIGHT)], 1)  # [B, K+1]
+    return (np.linalg.pinv(system) @ target[..., None])[..., 0]
 
 
 def exact_lower(successes: np.ndarray, trials: np.ndarray) -> np.ndarray:
@@ -92,17 +107,19 @@ def exact_lower(successes: np.ndarray, trials: np.ndarray) -> np.ndarray:
 
 
 def recall_and_false_positive(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per type [K] each, from counts C [K, K]: the share of its labelled maps called that
-    type (recall; NaN without labelled maps), and the share of the other types' labelled
-    maps, pooled, called that type (false-positive rate)."""
-    labelled, called, recalled = counts.sum(1), counts.sum(0), np.diag(counts)  # [K] each
+    """Per type [..., K] each, from counts C [..., K, K]: the share of its labelled maps
+    called that type (recall; NaN without labelled maps), and the share of the other types'
+    labelled maps, pooled, called that type (false-positive rate)."""
+    labelled, called = counts.sum(-1), counts.sum(-2)  # [..., K] each
+    recalled = counts.diagonal(axis1=-2, axis2=-1)  # [..., K]
+    others = labelled.sum(-1, keepdims=True) - labelled  # [..., K]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return recalled / labelled, (called - recalled) / (labelled.sum() - labelled)
+        return recalled / labelled, (called - recalled) / others
 
 
 def separation(counts: np.ndarray) -> np.ndarray:
-    """recall - false-positive rate per type [K], from counts C [K, K]: how much more often
-    a type's maps are called that type than other types' maps are."""
+    """recall - false-positive rate per type [..., K], from counts C [..., K, K]: how much
+    more often a type's maps are called that type than other types' maps are."""
     recall, false_positive = recall_and_false_positive(counts)
     return recall - false_positive
 
@@ -170,8 +187,8 @@ def corrected_shares(
     counts = confusion_counts(actual, predicted, classes)  # [K, K]
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, len(actual), (resamples, len(actual)))  # [B, N]
-    drawn = np.stack([confusion_counts(actual[r], predicted[r], classes) for r in rows])
-    separations = np.stack([separation(c) for c in drawn])  # [B, K]
+    drawn = drawn_counts(actual, predicted, classes, rows)  # [B, K, K]
+    separations = separation(drawn)  # [B, K]
     tail = (1 - CONFIDENCE) / 2 * 100
     with np.errstate(invalid="ignore"):
         separation_low = np.percentile(separations, tail, axis=0)  # [K]: NaN if never drawn
@@ -183,17 +200,18 @@ def corrected_shares(
     corrected, low, high = np.full((3, len(classes)), np.nan)
     if known.any():
         rates = error_rates(counts)[known]  # [T, K]
-        draws = []
-        for counted in drawn:
-            drawn_rates = error_rates(counted)[known]  # [T, K]
-            absent = np.isnan(drawn_rates).any(1)  # a type not drawn keeps its full rates
-            drawn_rates[absent] = rates[absent]
-            shares = observed + rng.normal(0, spread)  # [K]
-            if shares.sum() > 0:  # a draw with no positive total has no composition
-                draws.append(unconstrained_shares(shares / shares.sum(), drawn_rates))
+        drawn_rates = error_rates(drawn)[:, known]  # [B, T, K]
+        absent = np.isnan(drawn_rates).any(-1)  # [B, T]: a type not drawn keeps its full rates
+        drawn_rates[absent] = np.broadcast_to(rates, drawn_rates.shape)[absent]
+        shares = observed + rng.normal(0, spread, (resamples, len(classes)))  # [B, K]
+        total = shares.sum(1, keepdims=True)  # [B, 1]
+        composed = total[:, 0] > 0  # a draw with no positive total has no composition
+        draws = unconstrained_shares(
+            shares[composed] / total[composed], drawn_rates[composed]
+        )  # [B', T]
         corrected[known] = adjusted_shares(observed, rates)
-        if draws:
-            low[known], high[known] = np.percentile(np.array(draws), [tail, 100 - tail], axis=0)
+        if len(draws):
+            low[known], high[known] = np.percentile(draws, [tail, 100 - tail], axis=0)
     recall, false_positive = recall_and_false_positive(counts)
     labelled = counts.sum(1)  # [K]
     wrongly_called = counts.sum(0) - np.diag(counts)  # [K]
