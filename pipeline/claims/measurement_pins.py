@@ -60,14 +60,14 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "clark.probe_beats_right_branching": SYNTAX,
     "clark.coref_head_beats_nearest": ("clark_coref",),
     "extension.same_layer_heads_alike": ("dump_attention.num_examples", "clark_heads"),
-    "michel.prune_40_percent_small_cost": (
+    "extension.prune_40_percent_small_cost": (
         *REMOVAL,
         "ablate.importance_split",
         "ablate.importance_examples",
         "ablate.prune_step",
         "ablate.prune_keep",
     ),
-    "voita.most_heads_prunable": ("gates",),
+    "extension.most_heads_prunable": ("gates",),
     "extension.special_tokens_survive_norms": ("measures",),
 }
 # the validity gate (validity.py) reads Table 1's dev rows and the ablation rows' baseline

@@ -50,11 +50,21 @@ from pipeline.core.errors import PipelineError, exit_on_error
 
 SHARED = ("prepare", "clark_syntax", "clark_coref", "framenet")  # data and pre-trained model
 BY_SEED = "claims_by_seed.csv"
-# claims renamed since a kept run: new id -> the id the run wrote
-RENAMED = {
-    f"extension.layers_removal_helps.{task}": f"kovaleva.layers_removal_helps.{task}"
-    for task in ("sst2", "mrpc", "stsb", "qqp", "qnli", "mnli")
-}  # the paper states a layer's removal helps on RTE alone: other tasks are extensions
+# claims renamed since a kept run: new id -> the id the run wrote. The paper states a layer's
+# removal helps on RTE alone, Michel et al. their BERT finding on MNLI-matched alone, Voita
+# et al. theirs on a translation model: rows beyond those are extensions here.
+PRUNE = "prune_40_percent_small_cost"
+RENAMED = (
+    {
+        f"extension.layers_removal_helps.{task}": f"kovaleva.layers_removal_helps.{task}"
+        for task in ("sst2", "mrpc", "stsb", "qqp", "qnli", "mnli")
+    }
+    | {
+        f"extension.{PRUNE}.{task}": f"michel.{PRUNE}.{task}"
+        for task in ("sst2", "mrpc", "rte", "stsb", "qqp", "qnli", "mnli")
+    }
+    | {"extension.most_heads_prunable": "voita.most_heads_prunable"}
+)
 # claims whose statistic changed since the kept runs (registry version 3) and whose inputs
 # every kept folder holds (patterns_apply metrics, the cross-validated predictions): measured
 # again from those inputs rather than read from the kept table
