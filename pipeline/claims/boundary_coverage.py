@@ -92,7 +92,7 @@ def _one_seed(
     c: Classifier, share: float, labelled: tuple[np.ndarray, np.ndarray], seed: int
 ) -> Estimate:
     """One seed's corrected share in heads' worth of maps, as types_recur gives it."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, 1])  # apart from the interval's own draws (`seed`)
     maps = EXAMPLES * HEADS
     called = share * c.recall + (1 - share) * c.false_positive
     q = rng.binomial(maps, called) / maps

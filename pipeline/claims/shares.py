@@ -12,8 +12,13 @@ are: the 95% lower bound of recall - false-positive rate (over the labelled maps
 12 labelled maps, none recalled).
 
 The interval (95%, percentile) draws, per resample, everything the estimate rests on:
-- the labelled maps (with replacement), so R* carries the cross-validation's own error
-  (folds' training and the finite labelled set);
+- each type's row of error rates R*[i] from a Dirichlet over its labelled maps' counts
+  plus a Jeffreys pseudo-count of 1/2 per cell (`RATE_PRIOR`), so R* carries the finite
+  labelled set's error. Not the labelled maps resampled with replacement, as before: with
+  few maps a bootstrap's spread shrinks with the count itself (a type never called by
+  mistake in the labelled set gets no spread at all), and at the claim's boundary its
+  interval covered the true share in under 93% of simulated runs
+  (`boundary_coverage`); identifiability still reads that bootstrap;
 - the observed shares q*, normal around q with each share's standard error read off its 95%
   interval over examples, plus the classifier's seed spread (two ensembles of different
   seeds differ by at most `seed_change` on any share; taken as the spread of one seed's
@@ -44,6 +49,7 @@ from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
 
 SUM_WEIGHT = 1e3  # weight of the Σ p = 1 row in the least-squares system
 SHARE_RESAMPLES = 1000  # joint draws behind each corrected share's interval
+RATE_PRIOR = 0.5  # Jeffreys: the pseudo-count each cell of a type's row of rates starts from
 
 
 def confusion_counts(
@@ -200,9 +206,9 @@ def corrected_shares(
     corrected, low, high = np.full((3, len(classes)), np.nan)
     if known.any():
         rates = error_rates(counts)[known]  # [T, K]
-        drawn_rates = error_rates(drawn)[:, known]  # [B, T, K]
-        absent = np.isnan(drawn_rates).any(-1)  # [B, T]: a type not drawn keeps its full rates
-        drawn_rates[absent] = np.broadcast_to(rates, drawn_rates.shape)[absent]
+        drawn_rates = np.stack(
+            [rng.dirichlet(row + RATE_PRIOR, resamples) for row in counts[known]], axis=1
+        )  # [B, T, K]: each type's row of rates, from its labelled maps
         shares = observed + rng.normal(0, spread, (resamples, len(classes)))  # [B, K]
         total = shares.sum(1, keepdims=True)  # [B, 1]
         composed = total[:, 0] > 0  # a draw with no positive total has no composition
