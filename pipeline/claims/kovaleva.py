@@ -242,6 +242,7 @@ def first_three_types_large_part(task: str) -> Claim:
             1 - sum(float(found.corrected[i]) for i in rest),
             1 - sum(float(found.ci_high[i]) for i in rest),
             1 - sum(float(found.ci_low[i]) for i in rest),
+            note=below_resolution(found),  # such a type's wide interval widens this one
         )
 
     return Claim(
