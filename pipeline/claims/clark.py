@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
-from pipeline.claims.thresholds import DIRECTION, DOES_WELL
+from pipeline.claims.thresholds import DIRECTION, NOT_MUCH_BETTER
 from pipeline.core.layout import seed_folder
 
 PAPER = "Clark et al. 2019"
@@ -52,7 +52,8 @@ TABLE1 = {
     "prt": Table1Row("compound:prt", 99.1, 91.4),
 }
 NOT_SPECIALISED = {"nn": Table1Row("compound", 70.4, 70.2)}
-ALL_HEAD = 34.5  # Table 1's "All" row: the best single head's accuracy (%), offset +1: 26.3
+ALL_HEAD = 34.5  # Table 1's "All" row: the best single head's accuracy (%)
+ALL_OFFSET = 26.3  # ... and the best fixed offset's (+1)
 
 
 def scored_relations(out: StageOutputs) -> list[str]:
@@ -111,17 +112,15 @@ def no_head_does_syntax_overall() -> Claim:
             "Sec. 4.2, Table 1",
             "no single head does well at syntax overall: the best head for all relations "
             "finds 34.5% of head words, not much better than the best offset's 26.3%",
-            number=ALL_HEAD / 100,
-            number_note="best head's accuracy over all relations (WSJ)",
+            number=(ALL_HEAD - ALL_OFFSET) / 100,
+            number_note=f"best 'All' head {ALL_HEAD:g} - best offset {ALL_OFFSET:g} (WSJ)",
         ),
-        finding="the best single head finds the head word of fewer than half of all words "
-        "(every UD arc)",
-        statistic="the best head's accuracy over all relations (head chosen on other sentences)",
-        rule=Beyond(DOES_WELL, side="below"),
-        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_accuracy"),
-        effect=DOES_WELL.value - ALL_HEAD / 100,
-        effect_source=f"assumed: the paper's {ALL_HEAD:g}% on WSJ, below this project's "
-        f"threshold {DOES_WELL.value:g}; this run scores UD English EWT",
+        finding="the best single head for all relations beats the best fixed offset by no "
+        "more than the paper's own margin (every UD arc)",
+        statistic="the best head's accuracy over all relations - the best offset's (same "
+        "words; head chosen on other sentences)",
+        rule=Beyond(NOT_MUCH_BETTER, side="below"),
+        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_minus_offset"),
     )
 
 
@@ -159,8 +158,9 @@ def coref_head_beats_nearest() -> Claim:
             "Sec. 4.3, Table 2",
             "head 5-4 finds coreferent antecedents with 65% accuracy, against 27% for the "
             "nearest mention",
-            number=0.65 - 0.27,
-            number_note="head 65 - nearest mention 27 (CoNLL-2012)",
+            number_note="on CoNLL-2012, not GAP: head 65% against the nearest mention's 27%, "
+            "chance far below one half; this run's GAP accuracy is two-way, so no paper "
+            "number stands beside it",
         ),
         finding="a head finds coreferent antecedents better than the nearest-mention baseline",
         statistic="head accuracy - nearest-mention accuracy (same report examples; head chosen "

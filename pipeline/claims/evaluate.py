@@ -18,24 +18,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+from scipy.stats import t as student_t
 
 from pipeline.claims import clark, kobayashi, kovaleva, michel, voita
 from pipeline.claims.claim import Claim
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.rules import VERDICTS, Estimate, Verdict
+from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
-from pipeline.claims.thresholds import SENSITIVITY, Z_POWER
+from pipeline.claims.thresholds import CONFIDENCE, SENSITIVITY, Z_POWER
 from pipeline.claims.validity import headroom_failure, learned
 
 COLUMNS = (
     "claim", "kind", "source", "statement", "paper_number", "paper_number_note", "finding",
     "statistic", "estimate", "ci_low", "ci_high", "seeds_used", "verdict", "reason", "note",
     "detectable", "power_effect", "power_effect_source", "rows_factor", "rows_needed",
-    "dev_rows", "decidable", "threshold", "threshold_reason", "verdict_half_threshold",
-    "verdict_double_threshold", "rule", "side", "seeds", "seeds_same_verdict",
+    "dev_rows", "decidable", "seeds_needed", "threshold", "threshold_reason",
+    "verdict_half_threshold", "verdict_double_threshold", "rule", "side", "seeds",
+    "seeds_same_verdict",
 )  # fmt: skip
 SEED_COLUMNS = ("seed", "claim", "estimate", "ci_low", "ci_high", "verdict", "reason")
 PAPERS_EFFECT = "the paper's"  # power_effect_source of an effect the paper prints
+MAX_SEEDS = 50  # the most fine-tuning seeds `seeds_needed` reckons with
 
 
 def declared_claims(tasks: Sequence[str], relations: Sequence[str]) -> list[Claim]:
@@ -84,15 +87,36 @@ def rows_needed(measured: Estimate, effect: float) -> float:
     return float(math.ceil(rows * within**2 / (target**2 - between**2)))
 
 
+def seeds_needed(measured: Estimate, effect: float) -> float:
+    """About how many fine-tuning seeds would make the detectable effect shrink to `effect`
+    on these rows: the seeds' part of the half-width, t(k-1) sd / sqrt(k), with the seeds'
+    sd read off `between_seeds`, shrinks with k while the rows' part stays. NaN for a
+    statistic of one seed; inf when the rows' part alone is too wide, or past MAX_SEEDS."""
+    k = measured.evidence.get("seeds")
+    between = measured.evidence.get("between_seeds")
+    if not k or k < 2 or between is None:
+        return math.nan
+    target = effect * measured.critical / (measured.critical + Z_POWER)
+    within = measured.evidence.get("within_seeds", 0.0)
+    level = 1 - (1 - CONFIDENCE) / 2
+    sd = between / student_t.ppf(level, k - 1) * math.sqrt(k)
+    for n in range(int(k), MAX_SEEDS + 1):
+        if math.hypot(student_t.ppf(level, n - 1) * sd / math.sqrt(n), within) <= target:
+            return float(n)
+    return math.inf
+
+
 def judge(claim: Claim, measured: Estimate, reason: str = "", dev_rows: float = math.nan) -> Judged:
     """The rule's verdict; `underpowered` instead of `inconclusive` when the effect the power
     check looks for is smaller than the smallest effect this interval could detect, with
     whether any number of the task's dev rows could decide it."""
     if reason:  # a gate failed
         return Judged(measured, "not testable", reason)
-    verdict = claim.rule(measured)
+    verdict, withheld = settle(claim.rule(measured), measured)
     if verdict == "not testable":
         return Judged(measured, verdict, measured.note)
+    if withheld:
+        return Judged(measured, verdict, "; ".join(r for r in (withheld, measured.note) if r))
     underpowered = claim.effect is not None and claim.effect < measured.detectable
     if verdict == "inconclusive" and underpowered:
         return Judged(measured, "underpowered", _underpowered_reason(claim, measured, dev_rows))
@@ -107,9 +131,15 @@ def _underpowered_reason(claim: Claim, measured: Estimate, dev_rows: float) -> s
     )
     needed = rows_needed(measured, effect)
     if math.isinf(needed):
+        seeds = seeds_needed(measured, effect)
+        more = (
+            f"~{seeds:.0f} seeds would on these rows"
+            if math.isfinite(seeds)
+            else f"nor would {MAX_SEEDS} seeds on these rows"
+        )
         return reason + (
             "; the seeds' own spread is wider than that: no number of rows decides it "
-            "on these seeds"
+            f"on these {measured.evidence.get('seeds', 0):.0f} seeds (too few seeds; {more})"
         )
     if math.isnan(needed):
         return reason
@@ -235,6 +265,7 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged], dev: float) 
     needed = rows_needed(m, effect) if underpowered else math.nan
     rows = m.evidence.get("rows", math.nan)
     decidable = needed <= dev if underpowered and not math.isnan(dev * needed) else math.nan
+    seeds = seeds_needed(m, effect) if underpowered and math.isinf(needed) else math.nan
     return {
         "claim": claim.name,
         "kind": "extension" if claim.extension else "paper",
@@ -259,6 +290,7 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged], dev: float) 
         "rows_needed": needed,
         "dev_rows": dev,
         "decidable": decidable,
+        "seeds_needed": seeds,
         "threshold": threshold.value,
         "threshold_reason": threshold.reason,
         "verdict_half_threshold": _at(claim, m, SENSITIVITY[0]) if defined else math.nan,
@@ -272,7 +304,9 @@ def _at(claim: Claim, measured: Estimate, factor: float) -> str:
     """The interval's verdict with the threshold scaled by `factor`, or `decided in advance`
     where the scaled threshold is one the statistic cannot pass (rules.Beyond.bound)."""
     scaled = claim.rule.scaled(factor)
-    return "decided in advance" if scaled.decided_in_advance() else scaled(measured)
+    if scaled.decided_in_advance():
+        return "decided in advance"
+    return settle(scaled(measured), measured)[0]
 
 
 def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
@@ -298,6 +332,7 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
             for v in VERDICTS
         }
         metrics[f"verdicts.{kind}.not_decidable"] = not_decidable(rows)
+        metrics[f"verdicts.{kind}.too_few_seeds"] = too_few_seeds(rows)
     agreeing, seed_dependent, seeds = seed_agreement(table)
     metrics |= {"seeds.count": seeds, "seeds.claims": seed_dependent}
     metrics["seeds.same_verdict"] = agreeing
@@ -305,9 +340,21 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
 
 
 def not_decidable(rows: pd.DataFrame) -> int:
-    """Underpowered claims that no number of the task's dev rows (or of rows at all, where
-    the seeds' spread alone is too wide) could decide."""
-    return int((rows["decidable"] == False).sum())  # noqa: E712 (NaN: unknown)
+    """Underpowered claims that more rows could decide, but more than the task's dev set
+    has (not those the seeds' spread alone keeps undecided: `too_few_seeds`)."""
+    short = (rows["decidable"] == False) & ~too_few(rows)  # noqa: E712 (NaN: unknown)
+    return int(short.sum())
+
+
+def too_few(rows: pd.DataFrame) -> pd.Series:
+    """Per row: underpowered, and the seeds' spread alone is too wide for any number of rows
+    (more seeds, not rows, would decide it)."""
+    return (rows["verdict"] == "underpowered") & (rows["rows_needed"] == math.inf)
+
+
+def too_few_seeds(rows: pd.DataFrame) -> int:
+    """Underpowered claims that only more fine-tuning seeds could decide."""
+    return int(too_few(rows).sum())
 
 
 def seed_agreement(table: pd.DataFrame) -> tuple[int, int, int]:
@@ -322,15 +369,19 @@ def seed_agreement(table: pd.DataFrame) -> tuple[int, int, int]:
 
 
 def headline_counts(table: pd.DataFrame) -> str:
-    """'29 supported, 0 contradicted, ..., 11 underpowered (5 not decidable on their task's
-    dev set), ...' for the papers' findings."""
+    """'29 supported, 0 contradicted, ..., 11 underpowered (2 need more rows than their
+    task's dev set has, 3 need more fine-tuning seeds, not rows), ...' for the papers'
+    findings."""
     papers = table[table["kind"] == "paper"]
     counts = papers["verdict"].value_counts()
     parts = []
     for verdict in VERDICTS:
         part = f"{int(counts.get(verdict, 0))} {verdict}"
-        if verdict == "underpowered" and not_decidable(papers):
-            part += f" ({not_decidable(papers)} of them not decidable on their task's dev set)"
+        short, seeds = not_decidable(papers), too_few_seeds(papers)
+        if verdict == "underpowered" and (short or seeds):
+            why = [f"{short} need more rows than their task's dev set has"] if short else []
+            why += [f"{seeds} need more fine-tuning seeds, not rows"] if seeds else []
+            part += f" ({', '.join(why)})"
         parts.append(part)
     return ", ".join(parts)
 

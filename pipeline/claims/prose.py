@@ -117,6 +117,9 @@ RESULTS = {
     "seed-coverage": Block(
         Path("docs/statistics.md"), (Path("outputs/reference/seed_interval_coverage.md"),)
     ),
+    "boundary-coverage": Block(
+        Path("docs/statistics.md"), (Path("outputs/reference/boundary_coverage.md"),)
+    ),
     "quick-measures": Block(
         Path("docs/stages/norms-rollout-gates.md"),
         (Path("params.yaml"), Path("outputs/metrics/measures")),

@@ -1,15 +1,19 @@
 """The claims registry: a version and a digest of every registered claim, and the dated
 amendments that change it.
 
-The digest is the SHA-256 of a canonical JSON (sorted keys, no whitespace) of each claim's
-id, the paper's statement, its source (paper, place, printed number), the statistic, the
-rule's name and parameters (with the power check's effect and the room a removal claim
-needs) and the threshold, over the claims declared for every task of Kovaleva et al.'s
-Table 1 (`REGISTRY_TASKS`). The extension row a run adds for each UD relation outside
-Clark's Table 1 is one template, registered once with the relation `RELATION` in its name:
-which relations a run scores depends on its data, never on the registry. It hashes what the
-claims say, not the code and not any run's outputs, so a refactor leaves it alone, every
-model's run shares it, and any change to a claim moves it.
+The digest (version 3 on) is the SHA-256 of a canonical JSON (sorted keys, no whitespace)
+of two parts. What the claims say (`digest`): each claim's id, the paper's statement, its
+source (paper, place, printed number), the statistic, the rule's name and parameters (with
+the power check's effect and the room a removal claim needs), the threshold, and the
+claim-relevant settings by key (measurement_pins.SETTINGS: label folders, example counts,
+the classifier's settings, the gates' inputs), over the claims declared for every task of
+Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). And how they are measured: every statistic's
+output on a small committed fixture (measurement_pins.fixture_outputs). The extension row a
+run adds for each UD relation outside Clark's Table 1 is one template, registered once with
+the relation `RELATION` in its name: which relations a run scores depends on its data,
+never on the registry. It hashes no code and no run's outputs, so moving or renaming code
+leaves it alone and every model's run shares it; a change to a claim's words, threshold,
+settings or measured behaviour moves it.
 
 `amendments.yaml` beside this file lists the registry's versions, oldest first, each with
 its date, status (`draft` or `frozen`), digest, the models whose results had been seen when
@@ -44,6 +48,13 @@ import yaml
 from pipeline.claims.claim import Claim
 from pipeline.claims.evaluate import declared_claims
 from pipeline.claims.kovaleva import TABLE1
+from pipeline.claims.measurement_pins import (
+    FIXTURE,
+    FIXTURE_TASKS,
+    fixture_outputs,
+    fixture_relations,
+    settings,
+)
 from pipeline.claims.thresholds import Threshold
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_text
@@ -69,6 +80,7 @@ def claim_spec(claim: Claim) -> dict[str, Any]:
             "headroom": claim.headroom,
         },
         "threshold": claim.rule.threshold.value,
+        "settings": settings(claim),
     }
 
 
@@ -106,9 +118,19 @@ def registered_claims() -> list[Claim]:
     return declared_claims(REGISTRY_TASKS, (RELATION,))
 
 
-def registry_digest() -> str:
-    """The digest of the registered claims."""
-    return digest(registered_claims())
+def registry_digest(claims: Sequence[Claim] | None = None, fixture: Path = FIXTURE) -> str:
+    """The registry's digest (module docstring): what the registered claims say, and what
+    the claims of the fixture's tasks measure on it (`claims`, for a test: those claims,
+    declared otherwise)."""
+    measured = (
+        claims if claims is not None else declared_claims(FIXTURE_TASKS, fixture_relations(fixture))
+    )
+    parts = {
+        "claims": digest(registered_claims()),
+        "fixture": fixture_outputs(list(measured), fixture),
+    }
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,13 @@ than the effect the paper reports, so the sample size decided the outcome in adv
 is undefined on this run); the table gives the reason beside each. A claim judged on several
 fine-tuning seeds is `seed-dependent` when one seed's interval supports it and another's
 contradicts it (pipeline/claims/evaluate.py).
+
+No interval decides a claim when it has no width, or when its statistic says it cannot be
+placed against any threshold (`Estimate.unresolved`, e.g. a pattern-type share below what
+the classifier resolves): `settle` turns such a `supported` or `contradicted` into
+`inconclusive` with the reason, for every claim (evaluate.py judges through it). A
+zero-width interval is a statistic collapsed at a boundary, not a measurement without
+error.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ class Estimate:
     """A claim's statistic on the full data and its 95% interval. `critical`: the interval's
     half-width in standard errors (1.96 for a plain 95% interval; more for a simultaneous
     interval over many units). All three numbers NaN: the statistic is undefined on this run,
-    `note` says why."""
+    `note` says why. `unresolved`: why the interval cannot decide the claim, whatever it
+    is ('' when it can; `settle`)."""
 
     statistic: float
     ci_low: float
@@ -46,6 +54,7 @@ class Estimate:
     critical: float = Z_CONFIDENCE
     note: str = ""
     evidence: dict[str, float] = field(default_factory=dict)
+    unresolved: str = ""
 
     def __post_init__(self) -> None:
         values = (self.statistic, self.ci_low, self.ci_high)
@@ -111,6 +120,25 @@ class Beyond:
         claimed = ">" if self.side == "above" else "<"
         t = f"{self.threshold.value:g}"
         return f"supported if {low} {claimed} {t}; contradicted if {high} {other} {t}"
+
+
+ZERO_WIDTH = (
+    "the interval has no width: the statistic collapsed at a boundary, which is not a "
+    "measurement without error"
+)
+
+
+def settle(verdict: Verdict, measured: Estimate) -> tuple[Verdict, str]:
+    """A rule's verdict on `measured` and why it was withheld ('' when it stands): a
+    decided verdict becomes `inconclusive` on an unresolved statistic or a zero-width
+    interval (module docstring)."""
+    if verdict not in ("supported", "contradicted"):
+        return verdict, ""
+    if measured.unresolved:
+        return "inconclusive", measured.unresolved
+    if measured.ci_high <= measured.ci_low:
+        return "inconclusive", ZERO_WIDTH
+    return verdict, ""
 
 
 def smallest(*measured: Estimate) -> Estimate:

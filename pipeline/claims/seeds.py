@@ -6,7 +6,12 @@ seeds; its interval adds, in quadrature,
 - the seeds' spread: t(k-1) standard errors of the mean of k seed estimates (a t quantile,
   since k is 2-5: with 3 seeds it is 4.30, not 1.96), and
 - the examples' spread: the mean of the seeds' own half-widths, on each side. The examples
-  are shared, so their noise is common to all seeds and does not shrink with k.
+  are shared, so their noise is common to all seeds and does not shrink with k. A seed
+  whose interval has no width (a statistic collapsed at a boundary, such as a share clipped
+  at 0) is left out of that mean: its zero is not evidence of precision, and averaging it in
+  would shrink the pooled interval below every seed's real one. With no seed of positive
+  width, the pooled interval is the seeds' spread alone, and the claim cannot be decided
+  on it (`unresolved`; rules.settle).
 Why not a two-level percentile bootstrap (seeds, then examples)? Resampling 3 seeds with
 replacement treats them as the whole population of seeds: it shrinks their spread by
 (k-1)/k and uses normal quantiles, and in simulation (`coverage`) its 95% interval covers
@@ -26,6 +31,8 @@ from scipy.stats import t
 from pipeline.claims.rules import Estimate
 from pipeline.claims.thresholds import CONFIDENCE
 
+COLLAPSED = "no seed's interval has any width: the seeds' spread alone cannot decide it"
+
 
 def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
     """The mean of the seeds' statistics with an interval over seeds and examples; one seed
@@ -40,15 +47,21 @@ def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
     k = len(estimates)
     spread = estimates.std(ddof=1) / math.sqrt(k)
     between = t.ppf(1 - (1 - CONFIDENCE) / 2, k - 1) * spread
-    below = np.mean([m.statistic - m.ci_low for m in per_seed])
-    above = np.mean([m.ci_high - m.statistic for m in per_seed])
-    within = float((below + above) / 2)
-    examples_error = float(np.mean([(m.ci_high - m.ci_low) / (2 * m.critical) for m in per_seed]))
+    wide = [m for m in per_seed if m.ci_high > m.ci_low]  # the seeds with a real interval
+    below = float(np.mean([m.statistic - m.ci_low for m in wide])) if wide else 0.0
+    above = float(np.mean([m.ci_high - m.statistic for m in wide])) if wide else 0.0
+    within = (below + above) / 2
+    examples_error = (
+        float(np.mean([(m.ci_high - m.ci_low) / (2 * m.critical) for m in wide])) if wide else 0.0
+    )
     standard_error = math.hypot(spread, examples_error)
     half_width = math.hypot(between, within)
     mean = float(estimates.mean())
     rows = {n: v for n, v in per_seed[0].evidence.items() if n == "rows"}
     notes = dict.fromkeys(m.note for m in per_seed if m.note)
+    unresolved = dict.fromkeys(m.unresolved for m in per_seed if m.unresolved)
+    if not wide:
+        unresolved[COLLAPSED] = None
     return Estimate(
         mean,
         mean - math.hypot(between, below),
@@ -56,4 +69,5 @@ def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
         critical=half_width / standard_error if standard_error > 0 else per_seed[0].critical,
         note="; ".join(notes),
         evidence={"seeds": k, "between_seeds": float(between), "within_seeds": within} | rows,
+        unresolved="; ".join(unresolved),
     )

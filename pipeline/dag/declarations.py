@@ -78,6 +78,13 @@ class Stage:
 # What a stage that loads a model and encodes a task's rows reads besides its own group.
 MODEL = ("model", "shared", "device")
 STORE = (Upstream("dump_attention", "attention"),)  # the attention store of its task and seed
+# the config groups whose defaults pin how the claims are measured (the claims registry's
+# digest reads them: pipeline/claims/measurement_pins.py; tests/claims/test_pins.py keeps
+# the two lists equal)
+REGISTRY_SETTING_GROUPS = (
+    "ablate", "analyze", "clark_coref", "clark_heads", "clark_syntax", "dump_attention",
+    "finetune", "framenet", "gates", "measures", "patterns", "prepare", "table1",
+)  # fmt: skip
 
 STAGES: tuple[Stage, ...] = (
     Stage(
@@ -210,6 +217,8 @@ STAGES: tuple[Stage, ...] = (
         ("tasks", "seed", "seeds", "model.name"),
         inputs=(
             "pipeline/claims/amendments.yaml",  # the registry's versions, read at run time
+            "pipeline/claims/registry_fixture",  # the registry's digest measures on it
+            *(f"conf/{group}/default.yaml" for group in REGISTRY_SETTING_GROUPS),
             Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),
             Upstream("patterns_train", "metrics"),

@@ -146,6 +146,8 @@ def _outputs(
     frame.assign(map_id=[f"m{i}" for i in range(len(frame))]).to_csv(
         tmp_path / "plots" / "patterns_train" / "cross_validation.csv", index=False
     )
+    (tmp_path / "plots" / "framenet").mkdir(parents=True)  # 100 heads: one head's share 0.01
+    pd.DataFrame({"head": range(100)}).to_csv(tmp_path / "plots/framenet/heads.csv", index=False)
     return StageOutputs(tmp_path)
 
 
@@ -168,8 +170,8 @@ def test_the_claim_judges_the_smallest_corrected_share_of_all_five(tmp_path):
     measured = claim.measure(_outputs(tmp_path, 12, SHARES), 42)
     assert claim.rule(measured) == "supported" and measured.note == ""
     found = type_shares(_outputs(tmp_path / "again", 12, SHARES), "mrpc", 42)
-    assert measured.statistic == pytest.approx(np.nanmin(found.corrected))
-    assert measured.ci_low == pytest.approx(found.ci_low.min())
+    assert measured.statistic == pytest.approx(100 * np.nanmin(found.corrected))  # in heads
+    assert measured.ci_low == pytest.approx(100 * found.ci_low.min())
 
 
 def test_a_share_the_classifier_cannot_resolve_says_so(tmp_path):
@@ -196,7 +198,7 @@ def test_on_one_sentence_inputs_the_claim_covers_four_types_corrected_on_their_o
     np.testing.assert_allclose(found.corrected, list(shares.values()), atol=1e-6)
     measured = claim.measure(_outputs(tmp_path / "again", 0, shares, task="sst2"), 42)
     assert claim.rule(measured) == "supported"  # block's lack of recall does not count here
-    assert measured.statistic == pytest.approx(0.1, abs=1e-6)
+    assert measured.statistic == pytest.approx(100 * 0.1, abs=1e-5)  # in heads' worth
 
 
 def test_a_one_sentence_map_labelled_block_fails_in_one_line(tmp_path):

@@ -1,0 +1,98 @@
+"""Re-judge a kept whole run (a reference folder in the outputs' layout: metrics/, plots/,
+figures/) with the current claims, keeping the verdicts it was registered with beside them.
+
+A run made after a registry version was frozen got `registered` verdicts. When the claims
+change after its results were seen, its new verdicts are `fitted`, and the registered ones
+stay the evidence: the rewritten table keeps each claim's earlier verdict in
+`registered_verdict` with the version in `registered_version` (empty for a claim added
+since), and the headline says how many differ.
+
+    python -m pipeline.claims.kept_run outputs/reference/mpnet_quick --model mpnet_base
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.claims.judge import ClaimsFiles, judge_claims
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.reference import RENAMED
+from pipeline.core.errors import PipelineError, exit_on_error
+from pipeline.core.io import write_results
+
+TASK_ORDER = ("sst2", "mrpc", "rte", "stsb")  # the claims stage's order of the default tasks
+
+
+def kept_tasks(root: Path) -> list[str]:
+    """The tasks of the run's Table 1 (seed 42's), in the claims stage's order."""
+    table1 = root / "metrics" / "table1" / "seed42.json"
+    if not table1.exists():
+        raise PipelineError(f"{table1} is missing: not a kept whole run")
+    found = {k.split(".")[0] for k in json.loads(table1.read_text()) if k.endswith(".examples")}
+    return [t for t in TASK_ORDER if t in found] + sorted(found - set(TASK_ORDER))
+
+
+def registered_beside(table: pd.DataFrame, earlier: pd.DataFrame) -> pd.DataFrame:
+    """`table` with the earlier table's registered verdicts beside each claim (by its
+    current id or the id it had, `reference.RENAMED`)."""
+    registered = earlier[earlier["registration"] == "registered"]
+    verdicts = dict(zip(registered["claim"], registered["verdict"], strict=True))
+    versions = dict(zip(registered["claim"], registered["registry_version"], strict=True))
+    ids = table["claim"].map(lambda c: c if c in verdicts else RENAMED.get(c, c))
+    return table.assign(
+        registered_verdict=ids.map(verdicts).fillna(""),
+        registered_version=ids.map(versions),
+    )
+
+
+def differing(table: pd.DataFrame) -> str:
+    """The headline's sentence on the registered verdicts kept beside the fitted ones."""
+    kept = table[table["registered_verdict"] != ""]
+    if kept.empty:
+        return ""
+    changed = kept[kept["verdict"] != kept["registered_verdict"]]
+    version = int(kept["registered_version"].iloc[0])
+    return (
+        f" The verdicts registered by version {version}, before the claims changed with "
+        f"this model's results in view, stand beside these in `registered_verdict`: "
+        f"{len(changed)} of {len(kept)} differ."
+    )
+
+
+def rejudge_run(root: Path, model: str) -> ClaimsFiles:
+    """Judge the kept run at `root` again and rewrite its claims files in place."""
+    earlier = pd.read_csv(root / "plots" / "claims" / "claims.csv")
+    files = judge_claims(StageOutputs(root), kept_tasks(root), [42], model)
+    table = registered_beside(files.tables["claims"], earlier)
+    texts = files.texts | {"summary.txt": files.texts["summary.txt"] + differing(table)}
+    write_results(
+        root / "plots" / "claims",
+        root / "figures" / "claims",
+        root / "metrics" / "claims.json",
+        tables=files.tables | {"claims": table},
+        figures=files.figures,
+        metrics=files.metrics,
+        texts=texts,
+    )
+    return files._replace(tables=files.tables | {"claims": table}, texts=texts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.claims.kept_run",
+        description="Judge a kept whole run's outputs again with the current claims.",
+    )
+    parser.add_argument("root", type=Path, help="e.g. outputs/reference/mpnet_quick")
+    parser.add_argument("--model", required=True, help="the run's model.name")
+    args = parser.parse_args(argv)
+    with exit_on_error():
+        files = rejudge_run(args.root, args.model)
+    print(files.texts["summary.txt"])
+
+
+if __name__ == "__main__":
+    main()

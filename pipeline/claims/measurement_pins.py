@@ -1,0 +1,127 @@
+"""What pins how each claim is measured, for the registry's digest (registry.py): the
+claim-relevant settings by key, and every statistic's output on a small committed fixture.
+
+Settings: each claim family names the config keys its measurement depends on (`SETTINGS`,
+by the claim id's first two parts), read from their declaration in conf/<group>/default.yaml;
+a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the
+label folders the classifier learns from, an example count, a classifier setting) changes
+what a verdict rests on, and moves the digest.
+
+Fixture: `registry_fixture/` beside this file is a frozen copy of one run's inputs to the
+claims stage for a two-sentence and a one-sentence task (MRPC, SST-2; MiniLM-L6, seed 42).
+Every claim declared for those tasks is measured on it, and its statistic, interval and
+whether it is resolved enter the digest, each number to `DIGITS` significant digits so
+that a CPU's last bits do not move it. Moving or renaming code leaves the outputs, and so
+the digest, unchanged; changing what a measure function computes does not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.claims.claim import Claim
+from pipeline.claims.clark import scored_relations
+from pipeline.claims.outputs import StageOutputs
+from pipeline.core.errors import PipelineError
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+FIXTURE = Path(__file__).with_name("registry_fixture")
+FIXTURE_TASKS = ("mrpc", "sst2")  # a two-sentence and a one-sentence task
+FIXTURE_SEED = 42
+DIGITS = 4  # significant digits of each fixture number in the digest
+
+PATTERNS = (
+    "dump_attention.num_examples",
+    "patterns.num_examples",
+    "patterns.labels_from",
+    "patterns.sample",
+    "patterns.heuristic",
+    "patterns.classifier",
+)
+REMOVAL = ("ablate.num_examples", "ablate.mode", "ablate.bootstrap_resamples")
+SYNTAX = ("clark_syntax.ud", "clark_syntax.probe", "clark_syntax.bootstrap_resamples")
+SETTINGS: dict[str, tuple[str, ...]] = {
+    "kovaleva.table1_order": ("finetune.epochs", "finetune.baselines", "table1"),
+    "kovaleva.types_recur": PATTERNS,
+    "kovaleva.first_three_types_large_part": PATTERNS,
+    "kovaleva.vertical_is_special_tokens": PATTERNS,
+    "kovaleva.last_layers_change_most": ("dump_attention.num_examples", "analyze.num_examples"),
+    "kovaleva.heads_removal_helps": REMOVAL,
+    "kovaleva.layers_removal_helps": REMOVAL,
+    "extension.layers_removal_helps": REMOVAL,
+    "kovaleva.random_head_removal_helps": REMOVAL,
+    "kovaleva.framenet_heads_stand_out": ("framenet",),
+    "clark.no_head_does_syntax_overall": SYNTAX,
+    "clark.head_beats_offset": SYNTAX,
+    "extension.head_beats_offset": SYNTAX,
+    "clark.probe_beats_right_branching": SYNTAX,
+    "clark.coref_head_beats_nearest": ("clark_coref",),
+    "extension.same_layer_heads_alike": ("dump_attention.num_examples", "clark_heads"),
+    "extension.prune_40_percent_small_cost": (
+        *REMOVAL,
+        "ablate.importance_split",
+        "ablate.importance_examples",
+        "ablate.prune_step",
+        "ablate.prune_keep",
+    ),
+    "extension.most_heads_prunable": ("gates",),
+    "extension.special_tokens_survive_norms": ("measures",),
+}
+# the validity gate (validity.py) reads Table 1's dev rows and the ablation rows' baseline
+GATE_SETTINGS = ("prepare.max_eval_rows", "prepare.min_rows", "table1", "ablate.num_examples")
+
+
+def family(claim: Claim) -> str:
+    """A claim's family: the first two parts of its id (`kovaleva.types_recur`)."""
+    return ".".join(claim.name.split(".")[:2])
+
+
+def setting(key: str) -> Any:
+    """The value `key` (`group.name...`, or a whole `group`) is declared with in
+    conf/<group>/default.yaml (`CONF`); a key that is not there fails in one line."""
+    group, *path = key.split(".")
+    file = CONF / group / "default.yaml"
+    if not file.exists():
+        raise PipelineError(f"claims registry: setting {key!r} names no {file}; fix SETTINGS")
+    value = yaml.safe_load(file.read_text())
+    for part in path:
+        if not isinstance(value, dict) or part not in value:
+            raise PipelineError(f"claims registry: {file} declares no {key!r}; fix SETTINGS")
+        value = value[part]
+    return value
+
+
+def settings(claim: Claim) -> dict[str, Any]:
+    """The claim-relevant settings of `claim`, by key; a claim of no family in SETTINGS
+    fails in one line (every registered claim must say what its measurement depends on)."""
+    if family(claim) not in SETTINGS:
+        raise PipelineError(
+            f"claims registry: {claim.name} has no entry in SETTINGS "
+            "(pipeline/claims/measurement_pins.py): name the settings its measurement reads"
+        )
+    keys = SETTINGS[family(claim)] + (GATE_SETTINGS if claim.gated and claim.finetuned else ())
+    return {key: setting(key) for key in sorted(set(keys))}
+
+
+def _rounded(value: float) -> str:
+    return f"{value:.{DIGITS}g}"
+
+
+def fixture_outputs(claims: list[Claim], fixture: Path = FIXTURE) -> dict[str, list[str]]:
+    """Each claim's statistic, interval and resolution on the fixture (module docstring),
+    by claim id: [statistic, ci_low, ci_high, 'resolved' | 'unresolved']."""
+    out = StageOutputs(fixture)
+    measured = {}
+    for claim in claims:
+        m = claim.measure(out, FIXTURE_SEED)
+        numbers = [_rounded(v) for v in (m.statistic, m.ci_low, m.ci_high)]
+        measured[claim.name] = [*numbers, "unresolved" if m.unresolved else "resolved"]
+    return measured
+
+
+def fixture_relations(fixture: Path = FIXTURE) -> list[str]:
+    """The UD relations the fixture's syntax stage scored."""
+    return scored_relations(StageOutputs(fixture))

@@ -1,0 +1,48 @@
+"""Corrected shares at the claim's boundary: the committed table
+(`python -m pipeline.claims.boundary_coverage`) has every row the docs describe, and a short
+rerun of one row agrees with it. The bound the rows are meant to keep (coverage >= 0.94,
+false contradictions <= 2.5%) is not met by every row yet (docs/statistics.md), so no test
+claims it."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.claims.boundary_coverage import (
+    CLASSIFIERS,
+    HEADER,
+    MULTIPLES,
+    REPLICATES,
+    SEED_COUNTS,
+    TABLE,
+    boundary_table,
+    simulate,
+)
+from tests.support.paths import REPO
+
+
+def committed_rows() -> list[list[str]]:
+    lines = (REPO / TABLE).read_text().splitlines()
+    assert lines[0] == HEADER, f"{TABLE} is not what the simulation writes"
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+
+
+def test_the_committed_table_has_every_boundary_row():
+    cells = {(row[0], int(row[1]), float(row[2])) for row in committed_rows()}
+    grid = {(c.name, k, m) for c in CLASSIFIERS for k in SEED_COUNTS for m in MULTIPLES}
+    assert cells == grid and REPLICATES >= 2000
+    assert any("recall 5/20, false positives 11/696" in c.name for c in CLASSIFIERS)
+    assert MULTIPLES == (0.5, 1.0, 2.0) and 3 in SEED_COUNTS
+
+
+def test_a_short_rerun_of_the_block_case_at_the_threshold_agrees_with_the_table():
+    block = CLASSIFIERS[0]
+    found = simulate(block, 1.0, 1, replicates=150)
+    row = next(r for r in committed_rows() if r[0] == block.name and r[1:3] == ["1", "1"])
+    assert found.coverage == pytest.approx(float(row[3]), abs=0.06)  # 150 replicates
+    assert found.false_contradictions <= 0.06
+
+
+@pytest.mark.slow
+def test_the_committed_table_is_what_the_simulation_gives():
+    assert (REPO / TABLE).read_text() == boundary_table() + "\n"

@@ -1,0 +1,87 @@
+"""Registry version 3's corrections of what the claims say: rows the papers never ran are
+extensions, Clark's "All" row is read against the paper's own margin, CoNLL's numbers stay
+out of GAP's paper column, and an underpowered row says whether rows or seeds would decide
+it."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from pipeline.claims.clark import coref_head_beats_nearest, no_head_does_syntax_overall
+from pipeline.claims.evaluate import (
+    _underpowered_reason,
+    flat_metrics,
+    headline_counts,
+    rows_needed,
+    seeds_needed,
+)
+from pipeline.claims.michel import claims as michel_claims
+from pipeline.claims.rules import Estimate
+from pipeline.claims.voita import most_heads_prunable
+
+
+def test_rows_the_papers_never_ran_are_extensions():
+    for claim in [*michel_claims(("sst2", "mrpc", "rte", "stsb")), most_heads_prunable()]:
+        assert claim.extension and claim.name.startswith("extension."), claim.name
+
+
+def test_the_all_row_reads_the_margin_over_the_best_offset_against_the_papers():
+    claim = no_head_does_syntax_overall()
+    assert claim.source.number == (34.5 - 26.3) / 100 and claim.rule.side == "below"
+    assert claim.rule(Estimate(0.115, 0.108, 0.123)) == "contradicted"  # MiniLM: +11.5
+    assert claim.rule(Estimate(0.05, 0.03, 0.07)) == "supported"
+    assert claim.rule.threshold.from_paper
+
+
+def test_conll_numbers_stay_out_of_gaps_paper_column():
+    claim = coref_head_beats_nearest()
+    assert claim.source.number is None and "CoNLL-2012" in claim.source.number_note
+
+
+def _pooled(between: float, within: float, seeds: int = 3) -> Estimate:
+    half = math.hypot(between, within)
+    return Estimate(
+        0.0, -half, half, critical=1.96,
+        evidence={"seeds": seeds, "between_seeds": between, "within_seeds": within, "rows": 96},
+    )  # fmt: skip
+
+
+def test_a_row_the_seeds_spread_keeps_undecided_asks_for_seeds_and_says_how_many():
+    measured = _pooled(between=0.03, within=0.002)
+    assert math.isinf(rows_needed(measured, 0.012))
+    needed = seeds_needed(measured, 0.012)
+    assert 3 < needed < 50
+    assert seeds_needed(_pooled(0.015, 0.002), 0.012) < needed  # a narrower spread: fewer
+    assert seeds_needed(measured, 0.012 / 100) == math.inf  # the rows' part alone too wide
+
+
+def test_the_headline_counts_too_few_seeds_apart_from_a_small_dev_set():
+    table = pd.DataFrame(
+        {
+            "kind": ["paper"] * 3,
+            "verdict": ["underpowered"] * 3,
+            "decidable": [False, False, True],
+            "rows_needed": [math.inf, 5000.0, 50.0],
+            "claim": ["a", "b", "c"],
+            "estimate": [math.nan] * 3,
+            "seeds": [3.0] * 3,
+            "seeds_same_verdict": [3.0] * 3,
+        }
+    )
+    assert "3 underpowered (1 need more rows than their task's dev set has, 1 need more " in (
+        headline_counts(table)
+    )
+    metrics = flat_metrics(table)
+    assert (metrics["verdicts.paper.not_decidable"], metrics["verdicts.paper.too_few_seeds"]) == (
+        1,
+        1,
+    )
+
+
+def test_the_reason_of_a_too_few_seeds_row_says_so():
+    claim = no_head_does_syntax_overall()
+    claim = claim.__class__(**{**claim.__dict__, "effect": 0.012})
+    reason = _underpowered_reason(claim, _pooled(0.03, 0.002), 408.0)
+    assert "too few seeds; ~" in reason and "seeds would on these rows" in reason

@@ -1,0 +1,86 @@
+"""The claims registry's digest pins how each claim is measured: a claim-relevant setting
+or a measure function's behaviour moves it; moving or renaming code does not."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+import yaml
+
+from pipeline.claims import measurement_pins
+from pipeline.claims.evaluate import declared_claims
+from pipeline.claims.measurement_pins import (
+    FIXTURE_TASKS,
+    GATE_SETTINGS,
+    SETTINGS,
+    family,
+    fixture_relations,
+    settings,
+)
+from pipeline.claims.registry import registered_claims, registry_digest
+from pipeline.claims.rules import Estimate
+from pipeline.dag.declarations import REGISTRY_SETTING_GROUPS
+
+
+@pytest.fixture(scope="module")
+def fixture_claims():
+    return declared_claims(FIXTURE_TASKS, fixture_relations())
+
+
+@pytest.fixture(scope="module")
+def committed(fixture_claims) -> str:
+    return registry_digest(fixture_claims)
+
+
+def test_changing_the_label_folders_moves_the_digest(tmp_path, monkeypatch, committed):
+    conf = tmp_path / "conf"
+    shutil.copytree(measurement_pins.CONF, conf)
+    patterns = conf / "patterns" / "default.yaml"
+    declared = yaml.safe_load(patterns.read_text())
+    assert declared["labels_from"] == ["minilm_l6", "mpnet_base"]
+    patterns.write_text(patterns.read_text().replace("[minilm_l6, mpnet_base]", "[minilm_l6]"))
+    monkeypatch.setattr(measurement_pins, "CONF", conf)
+    assert registry_digest() != committed
+
+
+def _with_measure(claims, name, measure):
+    return [dataclasses.replace(c, measure=measure(c.measure)) if c.name == name else c
+            for c in claims]  # fmt: skip
+
+
+def test_changing_what_one_measure_function_computes_moves_the_digest(fixture_claims, committed):
+    def shifted(original):
+        def measure(out, seed):
+            m = original(out, seed)
+            return Estimate(m.statistic + 0.01, m.ci_low + 0.01, m.ci_high + 0.01)
+
+        return measure
+
+    changed = _with_measure(fixture_claims, "kovaleva.last_layers_change_most.mrpc", shifted)
+    assert registry_digest(changed) != committed
+
+
+def test_moving_or_renaming_a_measure_function_leaves_the_digest(fixture_claims, committed):
+    def moved(original):
+        def renamed_elsewhere(out, seed):  # another name, in another module
+            return original(out, seed)
+
+        return renamed_elsewhere
+
+    changed = _with_measure(fixture_claims, "kovaleva.last_layers_change_most.mrpc", moved)
+    assert registry_digest(changed) == committed
+
+
+def test_every_registered_claim_names_its_settings():
+    families = {family(c) for c in registered_claims()}
+    assert families <= set(SETTINGS)
+    assert not set(SETTINGS) - families  # no entry for a claim that is gone
+    types_recur = next(c for c in registered_claims() if c.name == "kovaleva.types_recur.mrpc")
+    assert settings(types_recur)["patterns.labels_from"] == ["minilm_l6", "mpnet_base"]
+
+
+def test_the_claims_stage_declares_every_settings_file_it_reads():
+    keys = [k for keys in SETTINGS.values() for k in keys] + list(GATE_SETTINGS)
+    assert sorted({k.split(".")[0] for k in keys}) == sorted(REGISTRY_SETTING_GROUPS)
