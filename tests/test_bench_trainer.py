@@ -1,0 +1,93 @@
+"""The loop-against-Trainer benchmark on a tiny random BERT, on the CPU: its result's
+structure, and that both sides trained on the same batches."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.bench_trainer import (
+    BATCH_KEYS,
+    SIDES,
+    grouping_padding,
+    markdown,
+    model_settings,
+    run,
+    split_rounds,
+)
+from pipeline.models.labelled import LabelledRows
+
+STEPS, ROUNDS, BATCH = 2, 1, 4
+
+
+@pytest.fixture(scope="module")
+def result():
+    args = argparse.Namespace(
+        model=["tiny_random"], device="cpu", precision="fp32", profile="quick", task="rte",
+        batch=BATCH, length=16, steps=STEPS, rounds=ROUNDS, threads=1, compile=False,
+    )  # fmt: skip
+    return run(args)
+
+
+def test_both_sides_train_on_the_same_batches(result):
+    comparisons = result["comparisons"]
+    assert [(c["model"], c["workload"]) for c in comparisons] == [
+        ("tiny_random", f"fixed {BATCH} x 16"),
+        ("tiny_random", "rte, length-grouped"),
+    ]
+    for c in comparisons:
+        assert c["same_batches"] == [True] * ROUNDS
+        loop, trainer = (c[side]["rounds"] for side in SIDES)
+        assert len(loop) == len(trainer) == ROUNDS
+        for mine, theirs in zip(loop, trainer, strict=True):
+            assert {k: mine[k] for k in BATCH_KEYS} == {k: theirs[k] for k in BATCH_KEYS}
+            assert mine["batches"] == STEPS and mine["examples"] == STEPS * BATCH
+            assert mine["steady_examples"] == (STEPS - 1) * BATCH
+            assert 0 < mine["real_tokens"] <= mine["padded_tokens"]
+    fixed = comparisons[0]
+    assert fixed["loop"]["rounds"][0]["padded_tokens"] == STEPS * BATCH * 16  # every row 16 long
+    assert fixed["loop"]["rounds"][0]["real_tokens"] == STEPS * BATCH * 16
+
+
+def test_rates_ratios_and_shares_follow_from_the_timings(result):
+    peak = max(result["matmul_gflops"])
+    assert len(result["matmul_gflops"]) == 2 and peak > 0
+    for c in result["comparisons"]:
+        for side in SIDES:
+            s = c[side]
+            (kept,) = s["rounds"]
+            assert 0 <= kept["setup_s"] < kept["call_s"] and 0 < kept["steady_s"] < kept["call_s"]
+            assert math.isclose(s["step_s"], kept["steady_s"] / (STEPS - 1))
+            assert math.isclose(s["examples_per_s"], kept["steady_examples"] / kept["steady_s"])
+            assert math.isclose(s["gflops"], kept["steady_flops"] / kept["steady_s"] / 1e9)
+            assert math.isclose(s["of_peak"], s["gflops"] / peak)
+            assert math.isclose(s["call_examples_per_s"], kept["examples"] / kept["call_s"])
+        ratio = c["loop"]["examples_per_s"] / c["trainer"]["examples_per_s"]
+        assert math.isclose(c["loop_over_trainer"], ratio)
+    table = markdown(result)
+    assert table.count("| tiny_random |") == 4 and "| yes |" in table
+
+
+def test_the_trainers_own_grouping_and_the_loops_are_reported(result):
+    padding = result["padding"]
+    assert padding["task"] == "rte" and padding["batch"] == BATCH
+    for name in ("loop: length_grouped_order", "trainer: group_by_length"):
+        row = padding[name]
+        assert row["padded_tokens"] >= row["real_tokens"] > 0
+    lengths = [1, 9, 2, 8, 3, 7, 4, 6]
+    rows = grouping_padding(lengths, 2, seed=0)
+    for row in rows.values():
+        assert row["real_tokens"] == sum(lengths)
+
+
+def test_rounds_take_consecutive_batches_and_shaped_models_are_base_sized():
+    data = LabelledRows([{"input_ids": [i]} for i in range(6)], np.arange(6))
+    rounds = split_rounds(data, [[0, 1], [2, 3], [4, 5]], steps=1)
+    assert [r.labels.tolist() for r in rounds] == [[0, 1], [2, 3], [4, 5]]
+    two = split_rounds(data, [[5, 4], [3, 2], [1, 0]], steps=2)  # a third batch left over
+    assert [r.labels.tolist() for r in two] == [[5, 4, 3, 2]]
+    assert model_settings("mpnet-base-shaped").random_config == {"model_type": "mpnet"}
+    assert model_settings("tiny_random").name == "tiny_random"
