@@ -27,7 +27,8 @@ memory on CUDA and `torch_compile` when `--compile` compiles the loop's model as
 `group_by_length` sampler would draw other batches, so its padding on one epoch of the task
 is reported beside the loop's instead. The optimizer (the loop's AdamW, fused on CUDA only),
 the schedule (linear warm-up and decay) and clipping follow the profile's `finetune` settings
-on both sides.
+on both sides. The loop asks for deterministic CUDA kernels for the whole process
+(`deterministic_cuda`); the `Trainer`'s calls run without them, as it would run alone.
 
 Each call is timed whole (set-up included: each side builds its optimizer and schedule every
 round), the device synchronised at its end; round 0 warms both up and is not kept, and the
@@ -306,9 +307,15 @@ class Sides:
         return [rows.rows[i] | {"labels": rows.labels[i].item()} for i in order]
 
     def hugging_face(self, rows: LabelledRows) -> None:
-        """One epoch of the `Trainer` over `rows`, in the loop's order."""
+        """One epoch of the `Trainer` over `rows`, in the loop's order, without the
+        deterministic CUDA kernels that the loop switches on for the whole process."""
         self.trainer.train_dataset = self.in_loop_order(rows)
-        self.trainer.train()
+        deterministic = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(False)
+        try:
+            self.trainer.train()
+        finally:
+            torch.use_deterministic_algorithms(deterministic, warn_only=True)
 
     def candidates(self, workload: Workload) -> dict[str, Callable[[int], None]]:
         """Each side as a call on round `r` of `workload`, timed up to its device's end."""
