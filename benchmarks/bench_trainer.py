@@ -140,18 +140,23 @@ def task_workload(
 
 
 def grouping_padding(lengths: list[int], batch: int, seed: int) -> dict[str, dict[str, float]]:
-    """Padding of one epoch in batches of `batch`: the loop's `length_grouped_order` against
-    the `Trainer`'s own `group_by_length` sampler (LengthGroupedSampler)."""
+    """Padding of one epoch in batches of `batch` cut from each order as the loop cuts its
+    own: the loop's `length_grouped_order`; the same on the rows of full batches only (the
+    first len - len % batch), where no short batch sits inside the order and shifts the cuts
+    after it off the length groups; the `Trainer`'s `group_by_length` sampler."""
+    full = lengths[: len(lengths) - len(lengths) % batch]
     generator = torch.Generator().manual_seed(seed)
     orders = {
-        "loop: length_grouped_order": length_grouped_order(lengths, batch, seed),
-        "trainer: group_by_length": list(
-            LengthGroupedSampler(batch, lengths=lengths, generator=generator)
+        "loop: length_grouped_order": (lengths, length_grouped_order(lengths, batch, seed)),
+        "loop, full batches only": (full, length_grouped_order(full, batch, seed)),
+        "trainer: group_by_length": (
+            lengths,
+            list(LengthGroupedSampler(batch, lengths=lengths, generator=generator)),
         ),
     }
     return {
-        name: padding(lengths, [order[i : i + batch] for i in range(0, len(order), batch)])
-        for name, order in orders.items()
+        name: padding(rows, [order[i : i + batch] for i in range(0, len(order), batch)])
+        for name, (rows, order) in orders.items()
     }
 
 
