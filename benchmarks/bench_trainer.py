@@ -30,13 +30,16 @@ the schedule (linear warm-up and decay) and clipping follow the profile's `finet
 on both sides. The loop asks for deterministic CUDA kernels for the whole process
 (`deterministic_cuda`); the `Trainer`'s calls run without them, as it would run alone.
 
-Each call is timed whole (set-up included: each side builds its optimizer and schedule every
-round), the device synchronised at its end; round 0 warms both up and is not kept, and the
-order of the two sides alternates between rounds. Reported per side: the median round's
+Round 0 warms both sides up and is not kept; the order of the two alternates between rounds.
+The steady steps of a round run from its second forward to its last, the device synchronised
+at both (so neither side's set-up nor its wrap-up counts, and a side that queues work ahead
+is timed by its device). Reported per side, the median over rounds of: the steady step's
 seconds, examples per second, GFLOP/s (bench_cost's FLOP count on the padded batches; a step
 is 3x the forward) and their share of the matmul rate in the run's compute dtype, measured
-before and after in the same process (the higher of the two); and the loop's examples per
-second over the `Trainer`'s.
+before and after in the same process (the higher of the two); the set-up (from the call to
+its first forward: each side builds its optimizer and schedule every call) and the examples
+per second of the whole call, the device synchronised at its end. And the loop's steady
+examples per second over the `Trainer`'s.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.data import SequentialSampler
-from transformers import PreTrainedModel, Trainer, TrainingArguments
+from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
@@ -77,7 +80,6 @@ from pipeline.models.training import _targets, train
 
 SHAPED = {"bert-base-shaped": "bert", "mpnet-base-shaped": "mpnet"}  # name -> model_type
 SIDES = ("loop", "trainer")
-Rows = list[dict[str, list[int]]]
 
 
 def model_settings(name: str) -> ModelConfig:
@@ -106,7 +108,9 @@ def split_rounds(data: LabelledRows, batches: list[list[int]], steps: int) -> li
     return [LabelledRows([data.rows[i] for i in rows], data.labels[rows]) for rows in chosen]
 
 
-def fixed_workload(tokenizer, batch: int, length: int, steps: int, rounds: int) -> Workload:
+def fixed_workload(
+    tokenizer: PreTrainedTokenizerBase, batch: int, length: int, steps: int, rounds: int
+) -> Workload:
     """`batch` x `length` batches of RTE dev pairs, every row exactly `length` pieces."""
     data = _rows(tokenizer, batch * steps * (rounds + 1), length)
     batches = [list(range(i, i + batch)) for i in range(0, len(data), batch)]
@@ -115,7 +119,9 @@ def fixed_workload(tokenizer, batch: int, length: int, steps: int, rounds: int) 
     )
 
 
-def task_rows(tokenizer, task: TaskConfig, max_length: int) -> LabelledRows:
+def task_rows(
+    tokenizer: PreTrainedTokenizerBase, task: TaskConfig, max_length: int
+) -> LabelledRows:
     """The task's local training split, encoded at `max_length`."""
     frame, _ = read_local_split(glue_folder(), task, "train")
     return labelled_rows(tokenizer, task, frame, max_length, f"{task.name} train")
@@ -162,13 +168,16 @@ def grouping_padding(lengths: list[int], batch: int, seed: int) -> dict[str, dic
 
 @dataclass
 class Round:
-    """One timed call: its start and end (the device synchronised), the start of its second
-    forward (the device synchronised: the steady steps begin there), and each forward's
-    input ids and attention mask ([B, T] each), read only after the timing."""
+    """One timed call of `steps` steps: its start and end (the device synchronised), the
+    start of its first forward, of its second and of its last (the device synchronised at
+    both: the steady steps lie between), and each forward's input ids and attention mask
+    ([B, T] each), read only after the timing."""
 
+    steps: int
     start: float
     first_forward: float = math.nan
     second_forward: float = math.nan
+    last_forward: float = math.nan
     end: float = math.nan
     calls: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
 
@@ -188,20 +197,22 @@ class Ledger:
             current.first_forward = time.perf_counter()
         elif len(current.calls) == 1:
             current.second_forward = _clock(self.device)
+        if len(current.calls) == current.steps - 1:
+            current.last_forward = _clock(self.device)
         current.calls.append((kwargs["input_ids"], kwargs["attention_mask"]))
 
     @contextmanager
-    def timing(self) -> Iterator[None]:
-        """Time one call as a new round, to the end of the device's queued work."""
-        self.rounds.append(Round(time.perf_counter()))
+    def timing(self, steps: int) -> Iterator[None]:
+        """Time one call of `steps` steps as a new round, to the end of the device's work."""
+        self.rounds.append(Round(steps, time.perf_counter()))
         yield
         self.rounds[-1].end = _clock(self.device)
 
     def summary(self, round_: int, shape: Shape) -> dict[str, Any]:
         """Round `round_`: its batches (examples, padded and real tokens, a digest of every
         batch's real ids in order), its seconds whole and before the first forward (set-up),
-        and the steady steps from the second forward on: seconds, examples and training FLOPs
-        (3x the forward on the padded batches)."""
+        and the steady steps, from the second forward to the last: seconds, examples and
+        training FLOPs (3x the forward on the padded batches)."""
         timed = self.rounds[round_]
         digest = hashlib.sha256()
         examples = padded = real = 0
@@ -215,7 +226,7 @@ class Ledger:
             for row, keep in zip(ids, mask, strict=True):
                 digest.update(row[keep].numpy().astype(np.int64).tobytes() + b"|")
             digest.update(b"#")
-        steady = timed.calls[1:]
+        steady = timed.calls[1:-1]
         return {
             "batches": len(timed.calls),
             "examples": examples,
@@ -224,7 +235,7 @@ class Ledger:
             "digest": digest.hexdigest()[:16],
             "call_s": timed.end - timed.start,
             "setup_s": timed.first_forward - timed.start,
-            "steady_s": timed.end - timed.second_forward,
+            "steady_s": timed.last_forward - timed.second_forward,
             "steady_examples": sum(len(ids) for ids, _ in steady),
             "steady_flops": sum(
                 3 * len(ids) * shape.forward_flops(ids.shape[1]) for ids, _ in steady
@@ -327,8 +338,9 @@ class Sides:
 
         def timed(side: str, fit: Callable[[LabelledRows], None]) -> Callable[[int], None]:
             def call(round_: int) -> None:
-                with self.ledgers[side].timing():
-                    fit(workload.rounds[round_])
+                rows = workload.rounds[round_]
+                with self.ledgers[side].timing(-(-len(rows) // self.settings.batch_size)):
+                    fit(rows)
 
             return call
 
@@ -369,7 +381,7 @@ def side_summary(kept: list[dict[str, Any]]) -> dict[str, Any]:
     """One side's kept rounds: medians of the steady step, its examples/s and GFLOP/s, of the
     set-up and of the whole call (examples/s with the set-up)."""
     return {
-        "step_s": statistics.median(k["steady_s"] / (k["batches"] - 1) for k in kept),
+        "step_s": statistics.median(k["steady_s"] / (k["batches"] - 2) for k in kept),
         "examples_per_s": statistics.median(k["steady_examples"] / k["steady_s"] for k in kept),
         "gflops": statistics.median(k["steady_flops"] / k["steady_s"] / 1e9 for k in kept),
         "setup_s": statistics.median(k["setup_s"] for k in kept),
@@ -488,12 +500,14 @@ def main() -> None:
     parser.add_argument("--task", default="rte", help="the length-grouped batches' task")
     parser.add_argument("--batch", type=int, help="rows per batch (default: the profile's)")
     parser.add_argument("--length", type=int, help="fixed batches' length (default: max_length)")
-    parser.add_argument("--steps", type=int, default=4, help="steps per side and round")
+    parser.add_argument("--steps", type=int, default=4, help="steps per side and round (3+)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after a warm-up")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--compile", action="store_true", help="torch.compile on both sides")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
+    if args.steps < 3:
+        parser.error("--steps: at least 3 (the steady steps lie between the first and the last)")
     args.model = args.model or list(SHAPED)
     result = run(args)
     print(markdown(result))
