@@ -8,7 +8,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
+from benchmarks.bench_cost import profile_params
+from benchmarks.bench_step import step_settings
 from benchmarks.bench_trainer import (
     BATCH_KEYS,
     SIDES,
@@ -17,6 +20,7 @@ from benchmarks.bench_trainer import (
     model_settings,
     run,
     split_rounds,
+    trainer_arguments,
 )
 from pipeline.models.labelled import LabelledRows
 
@@ -96,3 +100,16 @@ def test_rounds_take_consecutive_batches_and_shaped_models_are_base_sized():
     assert [r.labels.tolist() for r in two] == [[5, 4, 3, 2]]
     assert model_settings("mpnet-base-shaped").random_config == {"model_type": "mpnet"}
     assert model_settings("tiny_random").name == "tiny_random"
+
+
+def test_the_trainer_gets_the_recipe_and_its_fastest_documented_options(tmp_path):
+    settings = step_settings(profile_params("quick"), 8)
+    cpu = torch.device("cpu")
+    fp32 = trainer_arguments(settings, "fp32", cpu, False, str(tmp_path), seed=3)
+    assert fp32.optim == "adamw_torch_fused" and not fp32.bf16 and not fp32.fp16
+    assert (fp32.per_device_train_batch_size, fp32.learning_rate) == (8, settings.learning_rate)
+    assert (fp32.weight_decay, fp32.max_grad_norm) == (settings.weight_decay, settings.grad_clip)
+    assert fp32.lr_scheduler_type == "linear" and fp32.seed == 3
+    assert not fp32.dataloader_pin_memory and not fp32.torch_compile  # pinning is for CUDA
+    bf16 = trainer_arguments(settings, "bf16", cpu, True, str(tmp_path), seed=3)
+    assert bf16.bf16 and not bf16.fp16 and bf16.torch_compile
