@@ -1,7 +1,8 @@
 """Kept benchmark records (benchmarks/records/*.json, `bench_cost --json` output plus the
-machine it ran on) and the tables docs/benchmarks.md shows from them.
+machine it ran on, and `bench_trainer --json` output) and the tables docs/benchmarks.md
+shows from them.
 
-    python -m benchmarks.records      # prints the GPU cost table
+    python -m benchmarks.records      # prints the GPU cost table and the Trainer comparisons
 
 `tests/benchmarks/test_records.py` holds the page's table equal to the one printed here, so its
 numbers come from the records, not from hand copies.
@@ -16,6 +17,7 @@ from typing import Any
 
 RECORDS = Path(__file__).resolve().parent / "records"
 GPU_RUNS = ("paper_bf16", "paper_fp32", "full_bf16", "full_fp32")  # h200_<run>.json
+TRAINER_RUNS = ("trainer_cpu_minilm",)  # bench_trainer --json records
 ROWS = {  # projection row -> what the table calls it
     "finetune": "finetune (h)",
     "dump": "dump_attention (h)",
@@ -56,5 +58,14 @@ def gpu_cost_table(folder: Path = RECORDS) -> str:
     return "\n".join(lines)
 
 
+def trainer_table(run: str, folder: Path = RECORDS) -> str:
+    """A `bench_trainer` record's table, as the benchmark printed it."""
+    from benchmarks.bench_trainer import markdown
+
+    return markdown(load(run, folder))
+
+
 if __name__ == "__main__":
     print(gpu_cost_table())
+    for run in TRAINER_RUNS:
+        print(f"\n{run}:\n{trainer_table(run)}")
