@@ -61,7 +61,7 @@ check() {
     step bench_cost 90 python3 -m benchmarks.bench_cost --device cuda --precision bf16 \
         --stages finetune dump ablate --train-steps 20 --dump-examples 64 --sweep-examples 32 \
         --importance-examples 64 --json "$OUT/paper_bf16.json"
-    step test_cuda 100 python3 -m pytest tests/test_cuda.py -q -rs
+    step test_cuda 100 python3 -m pytest tests/models/test_cuda.py -q -rs
 }
 
 case ${1:-check} in

@@ -3,13 +3,10 @@ one's table as the benchmark prints it, and each says both sides trained on the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from benchmarks.records import TRAINER_RUNS, load, trainer_table
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
 
 
 @pytest.mark.parametrize("run", TRAINER_RUNS)
