@@ -17,11 +17,14 @@ reads. Under DVC every stage downstream of fine-tuning runs per seed (`--seed`).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +35,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
+from pipeline.core.failure import interrupted_line, restore_command, restore_line
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
@@ -175,12 +179,44 @@ def _sweep_values(value: str) -> list[str]:
 
 
 def check_overrides(args: list[str]) -> None:
-    """Fail on an unknown task, model or experiment before Hydra launches any job."""
+    """Fail on an unknown task, model or experiment, or an unknown key, before Hydra launches
+    any job."""
     for arg in args:
         key, sep, value = arg.lstrip("+~").partition("=")
         if sep and key in CHECKED_GROUPS and value not in ("", "null"):
             for option in _sweep_values(value):
                 check_option(key, option)
+        elif sep and not arg.startswith(("+", "~", "-")):
+            check_key(key)
+
+
+def check_key(key: str) -> None:
+    """Fail in one line, with the nearest keys, unless the schema (pipeline/core/schema.py)
+    declares `key` (`finetune.epoch` -> did you mean `finetune.epochs`?). Keys under a free
+    mapping (e.g. `prepare.min_rows.*`), Hydra's own and config groups (`hydra/launcher`) pass."""
+    parts = key.split(".")
+    groups = [p.name for p in CONF_DIR.iterdir() if p.is_dir()]
+    if parts[0] == "hydra" or "/" in key or (parts[0] in groups and len(parts) == 1):
+        return
+    node: Any = OmegaConf.structured(Config)
+    for depth, part in enumerate(parts):
+        if not isinstance(node, DictConfig) or node._metadata.object_type in (None, dict):
+            return  # a list, a value or a free mapping: Hydra checks what lies below
+        known = [str(k) for k in node.keys()]  # noqa: SIM118 (`in` skips MISSING values)
+        if part not in known:
+            where = ".".join(parts[:depth])
+            near = difflib.get_close_matches(part, known + (groups if not depth else []), n=3)
+            hint = (
+                f"did you mean {' or '.join(f'`{_join(where, n)}`' for n in near)}?"
+                if near
+                else f"the keys of `{where or 'the config'}` are {', '.join(known)}"
+            )
+            raise PipelineError(f"unknown config key `{key}`; {hint}")
+        node = node._get_node(part)
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
 
 
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
@@ -237,7 +273,7 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     name = _stage_name()
     seeded = stage.seed_item is not None
     parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
-    log.info("%s took %.1f s", "@".join(parts), seconds)
+    log.info("%s took %.1f s; wrote under %s", "@".join(parts), seconds, stage.out_root)
     timing = {
         "stage": name,
         "task": task,
@@ -247,17 +283,48 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     write_json(stage.out("timings", *parts[:-1], f"{parts[-1]}.json"), timing)
 
 
+@contextlib.contextmanager
+def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
+    """Under DVC: end any failure (an error, a crash, Ctrl-C) with the one line that restores
+    the outputs DVC removed before the stage ran (pipeline/core/failure.py)."""
+    try:
+        yield
+    except BaseException as failure:
+        if isinstance(failure, SystemExit) and failure.code in (0, None):
+            raise
+        command = restore_command(_stage_name(), task, seed)
+        if not isinstance(failure, SystemExit | KeyboardInterrupt):
+            traceback.print_exc()
+        if command:
+            print(restore_line(command), file=sys.stderr)
+        code = failure.code if isinstance(failure, SystemExit) else 130
+        sys.exit(code if isinstance(failure, SystemExit | KeyboardInterrupt) else 1)
+
+
+@contextlib.contextmanager
+def _interrupt_line(stage: StageRun, task: str | None) -> Iterator[None]:
+    """Ctrl-C prints one line, saying where the next run resumes, instead of a traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        where = [task] if task else []
+        checkpoints = stage.out("checkpoints", _stage_name(), *where, stage.seed_folder)
+        print(interrupted_line(checkpoints), file=sys.stderr)
+        sys.exit(130)
+
+
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
     args = sys.argv[1:]
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
-        with exit_on_error():
-            task, seed = _dvc_args(args)
+        task, seed = _dvc_args(args)
+        with _restore_on_failure(task, seed), exit_on_error():
             cfg = _load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
-            _timed(run, stage, task)
+            with _interrupt_line(stage, task):
+                _timed(run, stage, task)
         return
 
     with exit_on_error():
@@ -270,6 +337,8 @@ def stage_main(run: StageFn) -> None:
     def hydra_job(cfg: DictConfig) -> None:
         out_root = Path(HydraConfig.get().runtime.output_dir)
         with exit_on_error():
-            _timed(run, StageRun(cfg=cfg, out_root=out_root, under_dvc=False), None)
+            stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False)
+            with _interrupt_line(stage, stage.task.name):
+                _timed(run, stage, None)
 
     hydra_job()
