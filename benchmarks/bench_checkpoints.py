@@ -45,7 +45,11 @@ def main() -> None:
     settings.checkpoint_every = args.every
     task, model_settings = load_task(args.task), load_model(args.model)
     tokenizer = load_tokenizer(model_settings)
-    frame, _ = read_local_split(sources.glue(cfg, [args.task]).folder, task, "train")
+    frame, _ = read_local_split(
+        sources.glue(cfg.paths.shared_data, cfg.paths.glue_dir, cfg.prepare, [args.task]).folder,
+        task,
+        "train",
+    )
     rows = labelled_rows(tokenizer, task, frame.head(args.rows), cfg.shared.max_length, task.name)
     model = load_classifier(model_settings, tokenizer, task.num_labels, seed=cfg.seed)
     saving, real_save = [], Checkpoints.save

@@ -22,7 +22,7 @@ from pipeline.data import sources
 
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_coref")
-    gap = sources.gap(cfg)
+    gap = sources.gap(cfg.paths.shared_data, settings)
     gap.check()
     folder = gap.folder
     select = read_gap_sample(folder, "development", settings.select_examples, cfg.seed)

@@ -26,7 +26,7 @@ from pipeline.data import sources
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_syntax")
     ud = settings.ud
-    folder = sources.ud(cfg).folder
+    folder = sources.ud(cfg.paths.shared_data, settings).folder
     train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed)
     dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed)
     model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)

@@ -11,13 +11,22 @@ one line, before DVC removes any reader's outputs.
 from __future__ import annotations
 
 from pipeline.core.io import write_json
-from pipeline.core.layout import DATA_SOURCES, data_digest
+from pipeline.core.layout import data_digest
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.data.sources import resolve
+from pipeline.data.sources import every_source
 
 
 def run(stage: StageRun) -> None:
-    digests = {name: resolve(stage.cfg, name).digest() for name in DATA_SOURCES}  # check all first
+    found = every_source(
+        stage.cfg.paths.shared_data,
+        stage.cfg.paths.glue_dir,
+        stage.settings("prepare"),
+        list(stage.cfg.tasks),
+        stage.settings("clark_syntax"),
+        stage.settings("clark_coref"),
+        stage.settings("framenet"),
+    )
+    digests = {name: source.digest() for name, source in found.items()}  # check all first
     for name, digest in digests.items():
         write_json(data_digest(stage.data_out, name), digest)
 

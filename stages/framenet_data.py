@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 def run(stage: StageRun) -> None:
     settings = stage.settings("framenet")
-    release = sources.framenet(stage.cfg)
+    release = sources.framenet(stage.cfg.paths.shared_data, settings)
     release.check()
     source = release.folder / Path(settings.source).name
     sentences = read_sentences(source, settings)

@@ -13,8 +13,8 @@ from pipeline.data.glue import prepare_task
 
 
 def run(stage: StageRun) -> None:
-    settings, counts = stage.settings("prepare"), {}
-    glue = sources.glue(stage.cfg, stage.task_names)
+    settings, paths, counts = stage.settings("prepare"), stage.cfg.paths, {}
+    glue = sources.glue(paths.shared_data, paths.glue_dir, settings, stage.task_names)
     glue.check()
     for task in stage.tasks:
         prepared = prepare_task(task, settings, glue.folder, stage.cfg.seed)

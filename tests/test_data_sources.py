@@ -15,10 +15,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.layout import DATA_SOURCES
+from pipeline.core.schema import Config
 from pipeline.data import sources
+from pipeline.data.sources import every_source
 from tests.builders import composed
 from tests.conftest import micro_git_repo, run_ok
 
@@ -38,8 +40,23 @@ def data_copy(shared_data: Path, root: Path) -> Path:
 
 def digests(monkeypatch, data: Path) -> dict[str, dict]:
     monkeypatch.setenv("DARK_SECRETS_DATA", str(data))
+    found = every_source(*micro_settings())
+    return {name: source.digest() for name, source in found.items()}
+
+
+def micro_settings() -> tuple:
+    """The settings every_source takes, as the micro profile composes them."""
     cfg = composed("experiment=micro")
-    return {name: sources.resolve(cfg, name).digest() for name in DATA_SOURCES}
+    group = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config), cfg))
+    return (
+        group.paths.shared_data,
+        group.paths.glue_dir,
+        group.prepare,
+        list(cfg.tasks),
+        group.clark_syntax,
+        group.clark_coref,
+        group.framenet,
+    )
 
 
 def test_a_digest_names_files_not_folders_and_follows_their_bytes(
@@ -65,16 +82,16 @@ def test_a_digest_names_files_not_folders_and_follows_their_bytes(
 
 def test_a_missing_data_set_names_where_its_folder_came_from(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("DARK_SECRETS_DATA", str(tmp_path))
-    cfg = composed("experiment=micro")
+    shared, glue_dir, prepare, tasks, _, coref, _ = micro_settings()
     with pytest.raises(PipelineError) as raised:
-        sources.glue(cfg).check()
+        sources.glue(shared, glue_dir, prepare, tasks).check()
     message = str(raised.value)
     assert "\n" not in message
     assert f"glue_data in DARK_SECRETS_DATA={tmp_path}" in message
     assert "GLUE_DIR" not in message  # the folder came from DARK_SECRETS_DATA, not GLUE_DIR
     monkeypatch.setenv("DARK_SECRETS_DATA", " ")
     with pytest.raises(PipelineError, match="DARK_SECRETS_DATA is set but empty"):
-        sources.gap(cfg)
+        sources.gap(shared, coref)
 
 
 def dvc(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -119,6 +136,6 @@ def test_missing_data_fails_before_prepare_loses_its_outputs(shared_data, tmp_pa
     )
     assert failed.returncode != 0
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
-    assert errors and "GLUE file not found" in errors[0], failed.stderr[-2000:]
+    assert errors and f"DARK_SECRETS_DATA={tmp_path / 'empty'})" in errors[0], failed.stderr
     assert sorted(p.name for p in (root / "data" / "glue").rglob("*.parquet")) == prepared
     assert os.path.isdir(root / "data" / "glue")

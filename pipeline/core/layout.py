@@ -68,6 +68,12 @@ def data_digest(root: Path | str, source: str) -> Path:
     return Path(root, "sources", f"{source}.json")
 
 
+def keyed_run(runs: Path | str, experiment: str, model: str) -> Path:
+    """The inputs (data/, models/, attention/) of Hydra jobs of profile `experiment` and model
+    `model`, when they differ from the DVC run's: <paths.runs>/<experiment>/<model>."""
+    return Path(runs, experiment, model)
+
+
 def report_page(root: Path | str) -> Path:
     """The HTML report (written by report)."""
     return Path(root, "report.html")

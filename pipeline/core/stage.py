@@ -6,8 +6,12 @@ stage gets its task spec from conf/task/TASK.yaml, a per-(task, seed) stage its 
 seed from `--seed` (an item of `seeds`); outputs go to the DVC-tracked folders.
 
 `python -m stages.<name> [overrides] [-m]` is a Hydra app over conf/, multirun included.
-Each job writes under its own Hydra folder and never touches the DVC-tracked outputs; it
-reads its inputs (prepared data, fine-tuned models) from them. Its fine-tuning seed is `seed`.
+Each job writes its results under its own Hydra folder and never touches the DVC-tracked
+outputs. A job of the DVC run's model and profile (params.yaml's `model.name` and
+`experiment_name`) reads its inputs (prepared data, fine-tuned models, attention stores) from
+them; a job of another model or profile reads and writes them in
+<paths.runs>/<profile>/<model>/ (`inputs_root`), and refuses in one line, naming the command
+that makes it, where one is missing. Its fine-tuning seed is `seed`.
 
 `seed` is also the seed of every data sample (so all seeds are scored on the same rows) and
 the primary seed: the one whose results the claims table quotes, and the one a Hydra job
@@ -85,9 +89,53 @@ class StageRun:
         return pick_device(self.cfg.device)
 
     @property
+    def follows_dvc_run(self) -> bool:
+        """Whether this run's inputs are the DVC run's: under DVC, or a Hydra job of the model
+        and profile that params.yaml (the DVC run's config) names."""
+        return self.under_dvc or _dvc_run_key() == (self.cfg.experiment_name, self.cfg.model.name)
+
+    def _keyed(self, path_key: str) -> bool:
+        """Whether inputs under `paths.<path_key>` come from this run's own folder: a Hydra
+        job of another model or profile than the DVC run's that left `paths.<path_key>` at
+        the DVC run's (a folder named on the command line is read as given)."""
+        if self.follows_dvc_run:
+            return False
+        params = Path("params.yaml")
+        dvc_paths = OmegaConf.load(params).paths if params.exists() else None
+        return dvc_paths is None or dvc_paths[path_key] == self.cfg.paths[path_key]
+
+    @property
+    def inputs_root(self) -> Path:
+        """Where this run's inputs lie: the DVC-tracked outputs when it follows the DVC run,
+        else the folder of its own profile and model (`paths.runs`)."""
+        if not self._keyed("outputs"):
+            return Path(self.cfg.paths.outputs)
+        return layout.keyed_run(self.cfg.paths.runs, self.cfg.experiment_name, self.cfg.model.name)
+
+    @property
+    def artifacts_out(self) -> Path:
+        """Where this run writes what later stages read (models, attention stores): the DVC
+        outputs under DVC, its job folder beside the DVC run, else `inputs_root`."""
+        return self.out_root if self.follows_dvc_run else self.inputs_root
+
+    def _input(self, path: Path, made_by: str) -> Path:
+        """`path`, or a one-line refusal naming this run's config and the command that makes
+        the input for it."""
+        if self.follows_dvc_run or path.exists() or not path.is_relative_to(self.cfg.paths.runs):
+            return path
+        key = f"model={self.cfg.model.name} experiment={self.cfg.experiment_name}"
+        dvc = _dvc_run_key()
+        held = f"model={dvc[1]} experiment={dvc[0]}" if dvc else "no DVC run"
+        raise PipelineError(
+            f"no input for {key} at {path} (the DVC outputs hold {held}); make it with "
+            f"`python -m stages.{made_by} task={self.cfg.task.name} {key}`"
+        )
+
+    @property
     def model_folder(self) -> Path:
         """The fine-tuned model of this run's task and seed (written by finetune)."""
-        return layout.model(self.cfg.paths.outputs, self.cfg.task.name, self.seed)
+        path = layout.model(self.inputs_root, self.cfg.task.name, self.seed)
+        return self._input(path, "finetune")
 
     @property
     def seed(self) -> int:
@@ -104,22 +152,42 @@ class StageRun:
         return self.out_root.joinpath(*parts)
 
     def upstream(self, *parts: str) -> Path:
-        """A DVC-tracked output of an earlier stage, read as input."""
+        """An output of an earlier stage, read as input: the attention stores from
+        `inputs_root`; any other only from the DVC run's outputs, for a run that follows it."""
+        if parts[:1] == ("attention",):
+            return self._input(self.inputs_root.joinpath(*parts), "dump_attention")
+        self._dvc_results_only()
         return Path(self.cfg.paths.outputs).joinpath(*parts)
 
     def results_of(self, kind: str, stage: str, *where: str) -> Path:
         """The `plots` or `figures` folder of an earlier stage's DVC-tracked results
-        (pipeline/core/layout.py), read as input."""
+        (pipeline/core/layout.py), read as input by a run that follows the DVC run."""
+        self._dvc_results_only()
         return layout.results(self.cfg.paths.outputs, kind, stage, *where)
 
+    def _dvc_results_only(self) -> None:
+        if not self.follows_dvc_run:
+            overrides = f"-S model={self.cfg.model.name} -S experiment={self.cfg.experiment_name}"
+            raise PipelineError(
+                f"this stage reads other stages' results, which only the DVC run keeps, and "
+                f"outputs/ holds another model or profile; run it with `dvc exp run {overrides}`"
+            )
+
     def data(self, *parts: str) -> Path:
-        """Prepared input data (written by the prepare stage)."""
-        return Path(self.cfg.paths.data).joinpath(*parts)
+        """Prepared input data (written by the prepare stage); the labels by eye
+        (data/annotations) are the project's own, whatever the run."""
+        if not self._keyed("data") or parts[:1] == ("annotations",):
+            return Path(self.cfg.paths.data).joinpath(*parts)
+        keyed = layout.keyed_run(self.cfg.paths.runs, self.cfg.experiment_name, self.cfg.model.name)
+        return self._input(keyed.joinpath("data", *parts), "prepare")
 
     @property
     def data_out(self) -> Path:
-        """Where the prepare stage writes: data/ under DVC, the job folder otherwise."""
-        return Path(self.cfg.paths.data) if self.under_dvc else self.out_root / "data"
+        """Where the prepare stage writes: data/ under DVC, the job folder beside the DVC run,
+        else `inputs_root`/data."""
+        if self.under_dvc:
+            return Path(self.cfg.paths.data)
+        return self.out_root / "data" if self.follows_dvc_run else self.inputs_root / "data"
 
     @property
     def task_names(self) -> list[str]:
@@ -161,6 +229,15 @@ def primary_model(repo: Path, task: str) -> Path:
     (<outputs>/models/<task>/seed<seed>), for scripts outside DVC."""
     cfg = OmegaConf.load(repo / "params.yaml")
     return layout.model(repo / cfg.paths.outputs, task, int(cfg.seed))
+
+
+def _dvc_run_key() -> tuple[str, str] | None:
+    """(profile, model) of the DVC run: params.yaml in the working folder; None without one."""
+    params = Path("params.yaml")
+    if not params.exists():
+        return None
+    cfg = OmegaConf.load(params)
+    return str(cfg.experiment_name), str(cfg.model.name)
 
 
 def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:

@@ -19,12 +19,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig
-
 from pipeline.core.config import glue_dir, shared_data_dir
 from pipeline.core.errors import PipelineError
 from pipeline.core.layout import DATA_SOURCES
-from pipeline.core.schema import load_task
+from pipeline.core.schema import (
+    ClarkCorefConfig,
+    ClarkSyntaxConfig,
+    FramenetConfig,
+    PrepareConfig,
+    load_task,
+)
 
 CHUNK = 1 << 20  # bytes read at a time while hashing
 
@@ -67,57 +71,61 @@ def _file_digest(path: Path) -> dict[str, object]:
     return {"bytes": path.stat().st_size, "sha256": sha.hexdigest()}
 
 
-def _shared(cfg: DictConfig) -> tuple[Path, str]:
+def _shared(shared_data: str) -> tuple[Path, str]:
     """The shared data folder and where it came from: $DARK_SECRETS_DATA, else
     `paths.shared_data`."""
     env = os.environ.get("DARK_SECRETS_DATA")
     if env is not None and env.strip() == "":
         raise PipelineError(
             "DARK_SECRETS_DATA is set but empty; set it to the folder of the offline data sets "
-            f"or unset it to use paths.shared_data ({cfg.paths.shared_data})"
+            f"or unset it to use paths.shared_data ({shared_data})"
         )
-    origin = f"DARK_SECRETS_DATA={env}" if env else f"paths.shared_data={cfg.paths.shared_data}"
-    return shared_data_dir(cfg.paths.shared_data), origin
+    origin = f"DARK_SECRETS_DATA={env}" if env else f"paths.shared_data={shared_data}"
+    return shared_data_dir(shared_data), origin
 
 
 SHARED_FIX = "point DARK_SECRETS_DATA (or paths.shared_data) at the folder of the offline data sets"
 
 
-def _within_shared(cfg: DictConfig, name: str, folder: str, explicit: str | None, key: str):
+def _within_shared(
+    shared_data: str, name: str, folder: str, explicit: str | None, key: str
+) -> tuple[Path, str, str]:
     """(folder, origin, fix) of a data set that lies in `folder` of the shared data folder
     unless `explicit` (config key `key`) names its own."""
     if explicit:
         return Path(explicit), f"{key}={explicit}", f"set {key} to the {name} folder"
-    shared, origin = _shared(cfg)
+    shared, origin = _shared(shared_data)
     return shared / folder, f"{folder} in {origin}", SHARED_FIX
 
 
-def glue(cfg: DictConfig, task_names: list[str] | None = None) -> DataSource:
+def glue(
+    shared_data: str, glue_dir_setting: str | None, prepare: PrepareConfig, task_names: list[str]
+) -> DataSource:
     """The glue_data folder ($GLUE_DIR, else `paths.glue_dir`, else glue_data in the shared
-    data folder) and the labelled splits of every task of `task_names` (by default `tasks`;
-    none with `prepare.source=hub`)."""
+    data folder; `shared_data` and `glue_dir_setting` are `paths.shared_data` and
+    `paths.glue_dir`) and the labelled splits of every task of `task_names` (none with
+    `prepare.source=hub`)."""
     env = os.environ.get("GLUE_DIR")
     if env:
         origin, fix = f"GLUE_DIR={env}", "set GLUE_DIR to a glue_data folder"
     else:
         _, origin, fix = _within_shared(
-            cfg, "glue_data", "glue_data", cfg.paths.glue_dir, "paths.glue_dir"
+            shared_data, "glue_data", "glue_data", glue_dir_setting, "paths.glue_dir"
         )
-    folder = glue_dir(cfg.paths.glue_dir, cfg.paths.shared_data)
+    folder = glue_dir(glue_dir_setting, shared_data)
     files: tuple[Path, ...] = ()
-    if cfg.prepare.source == "local":
-        tasks = [load_task(name) for name in task_names or cfg.tasks]
+    if prepare.source == "local":
+        tasks = [load_task(name) for name in task_names]
         files = tuple(Path(t.local.folder, f) for t in tasks for f in t.local.files.values())
     fix += ", or use prepare.source=hub where the Hugging Face hub is reachable"
     return DataSource("GLUE", folder, files, origin, fix)
 
 
-def ud(cfg: DictConfig) -> DataSource:
+def ud(shared_data: str, syntax: ClarkSyntaxConfig) -> DataSource:
     """UD English EWT (`clark_syntax.ud.dir`, else ud_english_ewt in the shared data folder):
     its train and dev treebanks."""
-    explicit = cfg.clark_syntax.ud.dir
     folder, origin, fix = _within_shared(
-        cfg, "UD treebank", "ud_english_ewt", explicit, "clark_syntax.ud.dir"
+        shared_data, "UD treebank", "ud_english_ewt", syntax.ud.dir, "clark_syntax.ud.dir"
     )
     files = tuple(
         Path(found.name)
@@ -131,24 +139,24 @@ def ud(cfg: DictConfig) -> DataSource:
     return DataSource("UD", folder, files, origin, fix)
 
 
-def gap(cfg: DictConfig) -> DataSource:
+def gap(shared_data: str, coref: ClarkCorefConfig) -> DataSource:
     """GAP (`clark_coref.dir`, else gap_coreference in the shared data folder): its
     development and validation files."""
     folder, origin, fix = _within_shared(
-        cfg, "GAP", "gap_coreference", cfg.clark_coref.dir, "clark_coref.dir"
+        shared_data, "GAP", "gap_coreference", coref.dir, "clark_coref.dir"
     )
     files = (Path("gap-development.tsv"), Path("gap-validation.tsv"))
     return DataSource("GAP", folder, files, origin, fix)
 
 
-def framenet(cfg: DictConfig) -> DataSource:
+def framenet(shared_data: str, settings: FramenetConfig) -> DataSource:
     """FrameNet 1.5 (`framenet.source` in the shared data folder, or absolute): the packed
     release, or every file of the unpacked one."""
-    source = Path(cfg.framenet.source)
+    source = Path(settings.source)
     if source.is_absolute():
         folder, origin, fix = source.parent, f"framenet.source={source}", "set framenet.source"
     else:
-        shared, shared_origin = _shared(cfg)
+        shared, shared_origin = _shared(shared_data)
         folder = (shared / source).parent
         origin, fix = f"framenet.source={source} in {shared_origin}", SHARED_FIX
     release = folder / source.name
@@ -159,10 +167,21 @@ def framenet(cfg: DictConfig) -> DataSource:
     return DataSource("FrameNet", folder, files, origin, fix)
 
 
-def resolve(cfg: DictConfig, name: str) -> DataSource:
-    """The data set `name` (one of `DATA_SOURCES`) as `cfg` and the environment place it."""
-    return RESOLVERS[name](cfg)
-
-
-RESOLVERS = {"glue": glue, "ud": ud, "gap": gap, "framenet": framenet}
-assert tuple(RESOLVERS) == DATA_SOURCES, "a data set of DATA_SOURCES without its resolver"
+def every_source(
+    shared_data: str,
+    glue_dir_setting: str | None,
+    prepare: PrepareConfig,
+    task_names: list[str],
+    syntax: ClarkSyntaxConfig,
+    coref: ClarkCorefConfig,
+    settings: FramenetConfig,
+) -> dict[str, DataSource]:
+    """Every data set of `DATA_SOURCES` by name, as the settings and the environment place it."""
+    found = {
+        "glue": glue(shared_data, glue_dir_setting, prepare, task_names),
+        "ud": ud(shared_data, syntax),
+        "gap": gap(shared_data, coref),
+        "framenet": framenet(shared_data, settings),
+    }
+    assert tuple(found) == DATA_SOURCES, "a data set of DATA_SOURCES without its resolver"
+    return found
