@@ -87,19 +87,15 @@ def data_digest(name: str) -> str:
     return str(layout.data_digest(DATA, name))
 
 
+READERS_GROUPS = ("clark_syntax", "clark_coref", "framenet")  # of the offline data's readers
+
 STAGES: tuple[Stage, ...] = (
     Stage(
         "data_sources",
         Per.RUN,
-        (
-            "tasks",
-            "prepare.source",
-            "paths.shared_data",
-            "paths.glue_dir",
-            "clark_syntax.ud.dir",
-            "clark_coref.dir",
-            "framenet.source",
-        ),
+        # whole groups: each data set's reader takes its group's settings (the stage runs on
+        # every `dvc repro` anyway)
+        ("tasks", "paths.shared_data", "paths.glue_dir", "prepare", *READERS_GROUPS),
         results=(),
         kept_outs=tuple(data_digest(name) for name in layout.DATA_SOURCES),
         task_configs=True,
