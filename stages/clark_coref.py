@@ -13,18 +13,18 @@ heads are numbered from 1 in every output. The analysis is pipeline.clark.coref.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark.coref import analyse_coref, coref_figures
 from pipeline.clark.gap import read_gap_sample
-from pipeline.core.config import shared_data_dir
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.data import sources
 
 
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_coref")
-    folder = Path(settings.dir or shared_data_dir(cfg.paths.shared_data) / "gap_coreference")
+    gap = sources.gap(cfg.paths.shared_data, settings)
+    gap.check()
+    folder = gap.folder
     select = read_gap_sample(folder, "development", settings.select_examples, cfg.seed)
     held_out = read_gap_sample(folder, "validation", settings.report_examples, cfg.seed)
     model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)

@@ -16,19 +16,17 @@ The analysis is pipeline.clark.syntax.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pipeline.attention.encoder import load_attached_encoder
 from pipeline.clark.syntax import analyse_syntax, syntax_figures
 from pipeline.clark.ud import read_treebank_sample
-from pipeline.core.config import shared_data_dir
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.data import sources
 
 
 def run(stage: StageRun) -> None:
     cfg, settings = stage.cfg, stage.settings("clark_syntax")
     ud = settings.ud
-    folder = Path(ud.dir or shared_data_dir(cfg.paths.shared_data) / "ud_english_ewt")
+    folder = sources.ud(cfg.paths.shared_data, settings).folder
     train = read_treebank_sample(folder, "train", ud.train_sentences, cfg.seed)
     dev = read_treebank_sample(folder, "dev", ud.dev_sentences, cfg.seed)
     model, tokenizer = load_attached_encoder(stage.settings("model"), stage.device, cfg.seed)

@@ -45,7 +45,7 @@ def run(stage: StageRun) -> None:
         checkpoints=checkpoints,
     )
 
-    with atomic_path(layout.model(stage.out_root, task.name, stage.seed)) as folder:
+    with atomic_path(layout.model(stage.artifacts_out, task.name, stage.seed)) as folder:
         result.model.save_pretrained(folder, safe_serialization=True)
         tokenizer.save_pretrained(folder)
     stage.write_outputs(

@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from pipeline.core.config import shared_data_dir
 from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.data import sources
 from pipeline.kovaleva.framenet_data import read_sentences, sentence_counts, to_jsonl
 
 log = logging.getLogger(__name__)
@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 
 def run(stage: StageRun) -> None:
     settings = stage.settings("framenet")
-    # an absolute source wins over the shared data folder
-    source = shared_data_dir(stage.cfg.paths.shared_data) / Path(settings.source)
+    release = sources.framenet(stage.cfg.paths.shared_data, settings)
+    release.check()
+    source = release.folder / Path(settings.source).name
     sentences = read_sentences(source, settings)
     write_text(stage.data_out / "framenet" / "sentences.jsonl", to_jsonl(sentences))
     stage.write_outputs("framenet_data", metrics=sentence_counts(sentences))

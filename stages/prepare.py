@@ -6,17 +6,18 @@ read per split, `<task>.<split>.rows` and so on; pipeline/data/glue.py).
 
 from __future__ import annotations
 
-from pipeline.core.config import glue_dir
 from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.data import sources
 from pipeline.data.glue import prepare_task
 
 
 def run(stage: StageRun) -> None:
-    settings, counts = stage.settings("prepare"), {}
-    glue = glue_dir(stage.cfg.paths.glue_dir, stage.cfg.paths.shared_data)
+    settings, paths, counts = stage.settings("prepare"), stage.cfg.paths, {}
+    glue = sources.glue(paths.shared_data, paths.glue_dir, settings, stage.task_names)
+    glue.check()
     for task in stage.tasks:
-        prepared = prepare_task(task, settings, glue, stage.cfg.seed)
+        prepared = prepare_task(task, settings, glue.folder, stage.cfg.seed)
         for split, kept in prepared.items():
             write_table(stage.data_out / "glue" / task.name / f"{split}.parquet", kept.frame)
             counts.update(kept.counts(f"{task.name}.{split}"))

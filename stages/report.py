@@ -7,14 +7,17 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from pipeline.core import layout
+from pipeline.core.config import group_options
 from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.report.html import render_report
+from pipeline.report.html import Run, render_report
 
 
 def run(stage: StageRun) -> None:
     outputs = Path(stage.cfg.paths.outputs)  # reads every stage's DVC-tracked outputs
-    page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg))
+    tasks, seeds = frozenset(stage.cfg.tasks), frozenset(stage.cfg.seeds)
+    run = Run(tasks, seeds, frozenset(group_options("task")))  # this run's results only
+    page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg), run)
     write_text(layout.report_page(stage.out_root), page)
 
 

@@ -20,3 +20,14 @@ def exit_on_error() -> Iterator[None]:
     except PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(2)
+    except PermissionError as error:
+        print(f"error: {unwritable(error)}", file=sys.stderr)
+        sys.exit(2)
+
+
+def unwritable(error: PermissionError) -> str:
+    """One line for a file or folder the run may not write (or read)."""
+    return (
+        f"permission denied: {error.filename}; make its folder writable, or point "
+        "paths.outputs (paths.data), or hydra.run.dir for a Hydra run, at one that is"
+    )

@@ -12,6 +12,9 @@ from pathlib import Path
 
 RESULT_KINDS = ("plots", "figures")  # tables and text; figures with their caption sidecars
 
+# The offline data sets the stages read (pipeline/data/sources.py).
+DATA_SOURCES = ("glue", "ud", "gap", "framenet")
+
 # Metrics files named for the data set they score rather than for the stage's run.
 NAMED_METRICS = {"clark_syntax": "ud", "clark_coref": "gap"}
 
@@ -57,6 +60,18 @@ def pattern_labels(root: Path | str) -> Path:
 def pattern_predictions(root: Path | str, seed: int | str) -> Path:
     """The pattern type of every dumped map of fine-tuning `seed` (written by patterns_apply)."""
     return Path(root, "patterns", "predictions", f"{seed_folder(seed)}.parquet")
+
+
+def data_digest(root: Path | str, source: str) -> Path:
+    """The digest of the files of offline data set `source` (one of `DATA_SOURCES`) that its
+    reader reads (written by data_sources): <paths.data>/sources/<source>.json."""
+    return Path(root, "sources", f"{source}.json")
+
+
+def keyed_run(runs: Path | str, experiment: str, model: str) -> Path:
+    """The inputs (data/, models/, attention/) of Hydra jobs of profile `experiment` and model
+    `model`, when they differ from the DVC run's: <paths.runs>/<experiment>/<model>."""
+    return Path(runs, experiment, model)
 
 
 def report_page(root: Path | str) -> Path:

@@ -101,6 +101,7 @@ class PathsConfig:
     glue_dir: Optional[str] = MISSING
     data: str = MISSING
     outputs: str = MISSING
+    runs: str = MISSING
 
 
 @dataclass

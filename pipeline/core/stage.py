@@ -6,8 +6,12 @@ stage gets its task spec from conf/task/TASK.yaml, a per-(task, seed) stage its 
 seed from `--seed` (an item of `seeds`); outputs go to the DVC-tracked folders.
 
 `python -m stages.<name> [overrides] [-m]` is a Hydra app over conf/, multirun included.
-Each job writes under its own Hydra folder and never touches the DVC-tracked outputs; it
-reads its inputs (prepared data, fine-tuned models) from them. Its fine-tuning seed is `seed`.
+Each job writes its results under its own Hydra folder and never touches the DVC-tracked
+outputs. A job of the DVC run's model and profile (params.yaml's `model.name` and
+`experiment_name`) reads its inputs (prepared data, fine-tuned models, attention stores) from
+them; a job of another model or profile reads and writes them in
+<paths.runs>/<profile>/<model>/ (`inputs_root`), and refuses in one line, naming the command
+that makes it, where one is missing. Its fine-tuning seed is `seed`.
 
 `seed` is also the seed of every data sample (so all seeds are scored on the same rows) and
 the primary seed: the one whose results the claims table quotes, and the one a Hydra job
@@ -17,11 +21,14 @@ reads. Under DVC every stage downstream of fine-tuning runs per seed (`--seed`).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +39,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
+from pipeline.core.failure import interrupted_line, restore_command, restore_line
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
@@ -81,9 +89,53 @@ class StageRun:
         return pick_device(self.cfg.device)
 
     @property
+    def follows_dvc_run(self) -> bool:
+        """Whether this run's inputs are the DVC run's: under DVC, or a Hydra job of the model
+        and profile that params.yaml (the DVC run's config) names."""
+        return self.under_dvc or _dvc_run_key() == (self.cfg.experiment_name, self.cfg.model.name)
+
+    def _keyed(self, path_key: str) -> bool:
+        """Whether inputs under `paths.<path_key>` come from this run's own folder: a Hydra
+        job of another model or profile than the DVC run's that left `paths.<path_key>` at
+        the DVC run's (a folder named on the command line is read as given)."""
+        if self.follows_dvc_run:
+            return False
+        params = Path("params.yaml")
+        dvc_paths = OmegaConf.load(params).paths if params.exists() else None
+        return dvc_paths is None or dvc_paths[path_key] == self.cfg.paths[path_key]
+
+    @property
+    def inputs_root(self) -> Path:
+        """Where this run's inputs lie: the DVC-tracked outputs when it follows the DVC run,
+        else the folder of its own profile and model (`paths.runs`)."""
+        if not self._keyed("outputs"):
+            return Path(self.cfg.paths.outputs)
+        return layout.keyed_run(self.cfg.paths.runs, self.cfg.experiment_name, self.cfg.model.name)
+
+    @property
+    def artifacts_out(self) -> Path:
+        """Where this run writes what later stages read (models, attention stores): the DVC
+        outputs under DVC, its job folder beside the DVC run, else `inputs_root`."""
+        return self.out_root if self.follows_dvc_run else self.inputs_root
+
+    def _input(self, path: Path, made_by: str) -> Path:
+        """`path`, or a one-line refusal naming this run's config and the command that makes
+        the input for it."""
+        if self.follows_dvc_run or path.exists() or not path.is_relative_to(self.cfg.paths.runs):
+            return path
+        key = f"model={self.cfg.model.name} experiment={self.cfg.experiment_name}"
+        dvc = _dvc_run_key()
+        held = f"model={dvc[1]} experiment={dvc[0]}" if dvc else "no DVC run"
+        raise PipelineError(
+            f"no input for {key} at {path} (the DVC outputs hold {held}); make it with "
+            f"`python -m stages.{made_by} task={self.cfg.task.name} {key}`"
+        )
+
+    @property
     def model_folder(self) -> Path:
         """The fine-tuned model of this run's task and seed (written by finetune)."""
-        return layout.model(self.cfg.paths.outputs, self.cfg.task.name, self.seed)
+        path = layout.model(self.inputs_root, self.cfg.task.name, self.seed)
+        return self._input(path, "finetune")
 
     @property
     def seed(self) -> int:
@@ -100,22 +152,42 @@ class StageRun:
         return self.out_root.joinpath(*parts)
 
     def upstream(self, *parts: str) -> Path:
-        """A DVC-tracked output of an earlier stage, read as input."""
+        """An output of an earlier stage, read as input: the attention stores from
+        `inputs_root`; any other only from the DVC run's outputs, for a run that follows it."""
+        if parts[:1] == ("attention",):
+            return self._input(self.inputs_root.joinpath(*parts), "dump_attention")
+        self._dvc_results_only()
         return Path(self.cfg.paths.outputs).joinpath(*parts)
 
     def results_of(self, kind: str, stage: str, *where: str) -> Path:
         """The `plots` or `figures` folder of an earlier stage's DVC-tracked results
-        (pipeline/core/layout.py), read as input."""
+        (pipeline/core/layout.py), read as input by a run that follows the DVC run."""
+        self._dvc_results_only()
         return layout.results(self.cfg.paths.outputs, kind, stage, *where)
 
+    def _dvc_results_only(self) -> None:
+        if not self.follows_dvc_run:
+            overrides = f"-S model={self.cfg.model.name} -S experiment={self.cfg.experiment_name}"
+            raise PipelineError(
+                f"this stage reads other stages' results, which only the DVC run keeps, and "
+                f"outputs/ holds another model or profile; run it with `dvc exp run {overrides}`"
+            )
+
     def data(self, *parts: str) -> Path:
-        """Prepared input data (written by the prepare stage)."""
-        return Path(self.cfg.paths.data).joinpath(*parts)
+        """Prepared input data (written by the prepare stage); the labels by eye
+        (data/annotations) are the project's own, whatever the run."""
+        if not self._keyed("data") or parts[:1] == ("annotations",):
+            return Path(self.cfg.paths.data).joinpath(*parts)
+        keyed = layout.keyed_run(self.cfg.paths.runs, self.cfg.experiment_name, self.cfg.model.name)
+        return self._input(keyed.joinpath("data", *parts), "prepare")
 
     @property
     def data_out(self) -> Path:
-        """Where the prepare stage writes: data/ under DVC, the job folder otherwise."""
-        return Path(self.cfg.paths.data) if self.under_dvc else self.out_root / "data"
+        """Where the prepare stage writes: data/ under DVC, the job folder beside the DVC run,
+        else `inputs_root`/data."""
+        if self.under_dvc:
+            return Path(self.cfg.paths.data)
+        return self.out_root / "data" if self.follows_dvc_run else self.inputs_root / "data"
 
     @property
     def task_names(self) -> list[str]:
@@ -159,6 +231,15 @@ def primary_model(repo: Path, task: str) -> Path:
     return layout.model(repo / cfg.paths.outputs, task, int(cfg.seed))
 
 
+def _dvc_run_key() -> tuple[str, str] | None:
+    """(profile, model) of the DVC run: params.yaml in the working folder; None without one."""
+    params = Path("params.yaml")
+    if not params.exists():
+        return None
+    cfg = OmegaConf.load(params)
+    return str(cfg.experiment_name), str(cfg.model.name)
+
+
 def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
     """Fail in one line unless `seeds` holds the primary `seed` (and `--seed`, when given)."""
     seeds = list(cfg.seeds)
@@ -175,12 +256,44 @@ def _sweep_values(value: str) -> list[str]:
 
 
 def check_overrides(args: list[str]) -> None:
-    """Fail on an unknown task, model or experiment before Hydra launches any job."""
+    """Fail on an unknown task, model or experiment, or an unknown key, before Hydra launches
+    any job."""
     for arg in args:
         key, sep, value = arg.lstrip("+~").partition("=")
         if sep and key in CHECKED_GROUPS and value not in ("", "null"):
             for option in _sweep_values(value):
                 check_option(key, option)
+        elif sep and not arg.startswith(("+", "~", "-")):
+            check_key(key)
+
+
+def check_key(key: str) -> None:
+    """Fail in one line, with the nearest keys, unless the schema (pipeline/core/schema.py)
+    declares `key` (`finetune.epoch` -> did you mean `finetune.epochs`?). Keys under a free
+    mapping (e.g. `prepare.min_rows.*`), Hydra's own and config groups (`hydra/launcher`) pass."""
+    parts = key.split(".")
+    groups = [p.name for p in CONF_DIR.iterdir() if p.is_dir()]
+    if parts[0] == "hydra" or "/" in key or (parts[0] in groups and len(parts) == 1):
+        return
+    node: Any = OmegaConf.structured(Config)
+    for depth, part in enumerate(parts):
+        if not isinstance(node, DictConfig) or node._metadata.object_type in (None, dict):
+            return  # a list, a value or a free mapping: Hydra checks what lies below
+        known = [str(k) for k in node.keys()]  # noqa: SIM118 (`in` skips MISSING values)
+        if part not in known:
+            where = ".".join(parts[:depth])
+            near = difflib.get_close_matches(part, known + (groups if not depth else []), n=3)
+            hint = (
+                f"did you mean {' or '.join(f'`{_join(where, n)}`' for n in near)}?"
+                if near
+                else f"the keys of `{where or 'the config'}` are {', '.join(known)}"
+            )
+            raise PipelineError(f"unknown config key `{key}`; {hint}")
+        node = node._get_node(part)
+
+
+def _join(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
 
 
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
@@ -237,7 +350,7 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     name = _stage_name()
     seeded = stage.seed_item is not None
     parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
-    log.info("%s took %.1f s", "@".join(parts), seconds)
+    log.info("%s took %.1f s; wrote under %s", "@".join(parts), seconds, stage.out_root)
     timing = {
         "stage": name,
         "task": task,
@@ -247,17 +360,48 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     write_json(stage.out("timings", *parts[:-1], f"{parts[-1]}.json"), timing)
 
 
+@contextlib.contextmanager
+def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
+    """Under DVC: end any failure (an error, a crash, Ctrl-C) with the one line that restores
+    the outputs DVC removed before the stage ran (pipeline/core/failure.py)."""
+    try:
+        yield
+    except BaseException as failure:
+        if isinstance(failure, SystemExit) and failure.code in (0, None):
+            raise
+        command = restore_command(_stage_name(), task, seed)
+        if not isinstance(failure, SystemExit | KeyboardInterrupt):
+            traceback.print_exc()
+        if command:
+            print(restore_line(command), file=sys.stderr)
+        code = failure.code if isinstance(failure, SystemExit) else 130
+        sys.exit(code if isinstance(failure, SystemExit | KeyboardInterrupt) else 1)
+
+
+@contextlib.contextmanager
+def _interrupt_line(stage: StageRun, task: str | None) -> Iterator[None]:
+    """Ctrl-C prints one line, saying where the next run resumes, instead of a traceback."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        where = [task] if task else []
+        checkpoints = stage.out("checkpoints", _stage_name(), *where, stage.seed_folder)
+        print(interrupted_line(checkpoints), file=sys.stderr)
+        sys.exit(130)
+
+
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
     args = sys.argv[1:]
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
-        with exit_on_error():
-            task, seed = _dvc_args(args)
+        task, seed = _dvc_args(args)
+        with _restore_on_failure(task, seed), exit_on_error():
             cfg = _load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
-            _timed(run, stage, task)
+            with _interrupt_line(stage, task):
+                _timed(run, stage, task)
         return
 
     with exit_on_error():
@@ -270,6 +414,8 @@ def stage_main(run: StageFn) -> None:
     def hydra_job(cfg: DictConfig) -> None:
         out_root = Path(HydraConfig.get().runtime.output_dir)
         with exit_on_error():
-            _timed(run, StageRun(cfg=cfg, out_root=out_root, under_dvc=False), None)
+            stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False)
+            with _interrupt_line(stage, stage.task.name):
+                _timed(run, stage, None)
 
     hydra_job()

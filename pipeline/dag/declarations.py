@@ -62,11 +62,13 @@ class Stage:
     params: tuple[str, ...]  # the keys of params.yaml it reads (a group: all of it)
     results: tuple[str, ...] = ("plots", "figures", "metrics")  # written by write_outputs
     outs: tuple[str, ...] = ()  # other outputs, in the DVC cache
+    kept_outs: tuple[str, ...] = ()  # other outputs, kept in git (outside the DVC cache)
     inputs: tuple[str | Upstream, ...] = ()  # data and other stages' outputs it reads
     task_configs: bool = False  # reads conf/task/*.yaml of every task in `tasks`
     whole_config: bool = False  # reads every key of params.yaml (its params: the whole file)
     portable: bool = False  # computes with CPU-independent kernels (pipeline/core/portable.py):
     # its cmd sets their environment, so that the stage need not restart itself to get it
+    always_changed: bool = False  # runs on every `dvc repro` (it reads what DVC cannot track)
     note: str = ""  # a comment above the stage in dvc.yaml
     dvc_plots: tuple[DvcPlot, ...] = field(default=())
 
@@ -86,13 +88,36 @@ REGISTRY_SETTING_GROUPS = (
     "finetune", "framenet", "gates", "measures", "patterns", "prepare", "table1",
 )  # fmt: skip
 
+
+def data_digest(name: str) -> str:
+    """The digest of offline data set `name` that its reader depends on (data_sources)."""
+    return str(layout.data_digest(DATA, name))
+
+
+READERS_GROUPS = ("clark_syntax", "clark_coref", "framenet")  # of the offline data's readers
+
 STAGES: tuple[Stage, ...] = (
+    Stage(
+        "data_sources",
+        Per.RUN,
+        # whole groups: each data set's reader takes its group's settings (the stage runs on
+        # every `dvc repro` anyway)
+        ("tasks", "paths.shared_data", "paths.glue_dir", "prepare", *READERS_GROUPS),
+        results=(),
+        kept_outs=tuple(data_digest(name) for name in layout.DATA_SOURCES),
+        task_configs=True,
+        always_changed=True,
+        note="the offline data sets live outside the repo (DARK_SECRETS_DATA may point anywhere):\n"
+        "this stage runs on every `dvc repro`, checks them and writes a digest of the files\n"
+        "each reader reads; a reader reruns when its digest changes",
+    ),
     Stage(
         "prepare",
         Per.RUN,
         ("seed", "tasks", "prepare", "paths.shared_data", "paths.glue_dir"),
         results=("metrics",),
         outs=(f"{DATA}/glue",),
+        inputs=(data_digest("glue"),),
         task_configs=True,
     ),
     Stage(
@@ -144,12 +169,14 @@ STAGES: tuple[Stage, ...] = (
         "clark_syntax",
         Per.RUN,
         ("model", "device", "seed", "clark_syntax", "paths.shared_data"),
+        inputs=(data_digest("ud"),),
         dvc_plots=(DvcPlot("relations.csv", "bar_horizontal", "head_accuracy", "relation"),),
     ),
     Stage(
         "clark_coref",
         Per.RUN,
         ("model", "device", "seed", "clark_coref", "paths.shared_data"),
+        inputs=(data_digest("gap"),),
         dvc_plots=(DvcPlot("heads.csv", "scatter", "select_accuracy", "report_accuracy"),),
     ),
     Stage(
@@ -196,6 +223,7 @@ STAGES: tuple[Stage, ...] = (
         ),
         results=("metrics",),
         outs=(f"{DATA}/framenet/sentences.jsonl",),
+        inputs=(data_digest("framenet"),),
     ),
     Stage(
         "framenet",

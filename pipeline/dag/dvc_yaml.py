@@ -109,6 +109,8 @@ def stage_lines(declared: Stage) -> list[str]:
         lines.append("    matrix:")
         lines += [f"      {name}: ${{{name}s}}" for name in declared.per.value]
     lines.append(f"    cmd: {command(declared)}")
+    if declared.always_changed:
+        lines.append("    always_changed: true")
     lines.append("    deps:")
     lines += [f"      - {dep}" for dep in deps(declared)]
     if declared.whole_config:
@@ -116,9 +118,10 @@ def stage_lines(declared: Stage) -> list[str]:
     else:
         lines.append(f"    params: [{', '.join(declared.params)}]")
     folders, metrics = result_outs(declared)
-    if declared.outs or folders:
+    if declared.outs or declared.kept_outs or folders:
         lines.append("    outs:")
         lines += [f"      - {out}" for out in declared.outs]
+        lines += [f"      - {out}: {{cache: false}}" for out in declared.kept_outs]
         lines += [f"      - {folder}: {{cache: false}}" for folder in folders]
     if metrics:
         lines.append("    metrics:")

@@ -44,6 +44,15 @@ def _targets(task: TaskConfig, labels: np.ndarray, device: torch.device) -> torc
     return torch.as_tensor(labels, dtype=dtype, device=device)
 
 
+def set_problem_type(model: PreTrainedModel, task: TaskConfig) -> None:
+    """Write into the model's config the `problem_type` that transformers sets during its first
+    training step (regression for one output, else single-label classes), so that the saved
+    config.json is the same whether or not a resumed run takes a step."""
+    model.config.problem_type = (
+        "regression" if task.is_regression else "single_label_classification"
+    )
+
+
 def _optimizer(
     model: PreTrainedModel, settings: FinetuneConfig, device: torch.device
 ) -> torch.optim.AdamW:
@@ -84,6 +93,7 @@ def train(
     deterministic_cuda(device)
     if task.is_regression:
         start_at_label_mean(model, labels)
+    set_problem_type(model, task)
     model.to(device).train()
     optimizer = _optimizer(model, settings, device)
     steps_per_epoch = -(-len(rows) // settings.batch_size)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,10 +56,38 @@ def stage_order(names: list[str]) -> list[str]:
     return known + sorted(set(names) - set(SECTIONS))
 
 
-def collect_figures(folder: Path) -> list[Figure]:
-    """The PNGs under `folder` (recursively, sorted) with their caption sidecars."""
+@dataclass(frozen=True)
+class Run:
+    """The tasks and fine-tuning seeds of the run a report shows: a result under another
+    task's or seed's folder (a leftover of another run or profile) is left out."""
+
+    tasks: frozenset[str]
+    seeds: frozenset[int]
+    all_tasks: frozenset[str]  # every task a folder may be named for (conf/task/)
+
+    def holds(self, path: Path, stage_folder: Path) -> bool:
+        """Whether the result `path`, under its stage's `stage_folder`, is this run's: no
+        folder on the way names another task, no folder or file stem another seed."""
+        relative = path.relative_to(stage_folder)
+        folders, stem = relative.parts[:-1], relative.stem
+        if any(part in self.all_tasks and part not in self.tasks for part in folders):
+            return False
+        mine = {f"seed{seed}" for seed in self.seeds}
+        return all(part in mine for part in (*folders, stem) if SEED_NAME.fullmatch(part))
+
+
+SEED_NAME = re.compile(r"seed\d+")  # a fine-tuning seed's folder (pipeline/core/layout.py)
+
+
+def _kept(paths: list[Path], stage_folder: Path, run: Run | None) -> list[Path]:
+    return [p for p in paths if run is None or run.holds(p, stage_folder)]
+
+
+def collect_figures(folder: Path, run: Run | None = None) -> list[Figure]:
+    """The PNGs under `folder` (recursively, sorted; only `run`'s) with their caption
+    sidecars."""
     figures = []
-    for png in sorted(folder.rglob("*.png")):
+    for png in _kept(sorted(folder.rglob("*.png")), folder, run):
         sidecar = png.with_suffix(".json")
         meta = json.loads(sidecar.read_text()) if sidecar.exists() else {}
         figures.append(Figure(png, meta.get("caption", ""), meta.get("config", {})))
@@ -238,8 +267,9 @@ pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
 """
 
 
-def render_report(outputs: Path, title: str, params_text: str) -> str:
-    """The report's HTML for everything found under `outputs`."""
+def render_report(outputs: Path, title: str, params_text: str, run: Run | None = None) -> str:
+    """The report's HTML for everything found under `outputs` (only `run`'s results, when
+    given)."""
     figure_root, table_root, metric_root = (outputs / d for d in ("figures", "plots", "metrics"))
     stages = {
         p.name
@@ -258,18 +288,20 @@ def render_report(outputs: Path, title: str, params_text: str) -> str:
     for stage in stage_order(sorted(stages)):
         parts.append(f"<h2>{html.escape(SECTIONS.get(stage, stage))}</h2>")
         summary = table_root / stage / SUMMARY_FILE
-        figures = [_figure_html(f, outputs) for f in collect_figures(figure_root / stage)]
+        figures = [_figure_html(f, outputs) for f in collect_figures(figure_root / stage, run)]
         if stage in FIGURES_FIRST:  # the section opens with its figure, the headline after
             parts += figures
             figures = []
         if summary.exists():
             parts.append(f'<p class="summary">{html.escape(summary.read_text())}</p>')
         parts += figures
-        tables = sorted((table_root / stage).rglob("*.csv"))
+        tables = _kept(sorted((table_root / stage).rglob("*.csv")), table_root / stage, run)
         special = {table_root / CLAIMS_TABLE: _claims_html, table_root / ACROSS_TABLE: _across_html}
         parts += [special[p](p) for p in tables if p in special]
         parts += [_table_html(p, outputs) for p in tables if p not in special]
-        metric_files = sorted((metric_root / stage).rglob("*.json"))
+        metric_files = _kept(
+            sorted((metric_root / stage).rglob("*.json")), metric_root / stage, run
+        )
         metric_files += [p for p in [metric_root / f"{stage}.json"] if p.exists()]
         if metric_files:
             parts.append(

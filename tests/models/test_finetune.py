@@ -63,6 +63,7 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     cfg.tasks = ["stsb"]
     cfg.paths.data = str(tmp_path / "data")
     cfg.paths.shared_data = str(shared_data)
+    cfg.paths.runs = str(tmp_path / "runs")  # a Hydra job of the micro profile keeps its model
     cfg.shared.max_length = 32
     # large random weights: scores that differ in the 6 digits predictions.csv keeps
     cfg.model.random_config.initializer_range = 0.5
@@ -77,7 +78,7 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
         assert metrics[f"{variant}.pearson"] == pytest.approx(pearson, abs=1e-4)
     assert math.isfinite(metrics["finetuned.final_loss"])
     assert not [key for key in metrics if "second" in key or "time" in key]
-    assert (tmp_path / "out/models/stsb/seed42/model.safetensors").exists()
+    assert (tmp_path / "runs/micro/tiny_random/models/stsb/seed42/model.safetensors").exists()
     curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb/seed42/loss.csv")
     assert set(curve["variant"]) == {"finetuned", "random_init"}
     last_loss = curve[curve["variant"] == "finetuned"]["loss"].iloc[-1]

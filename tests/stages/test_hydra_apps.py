@@ -69,9 +69,11 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
             f"paths.data={micro_data}",
             "finetune.baselines.random_init=false",
             f"hydra.sweep.dir={sweep_dir}",
+            f"paths.runs={tmp_path / 'runs'}",
         ]
     )
     assert result.returncode == 0, result.stderr[-2000:]
+    keyed = tmp_path / "runs" / "micro" / "tiny_random"  # models: by profile and model
     for job, task in enumerate(["mrpc", "rte"]):
         metrics = json.loads(
             (sweep_dir / str(job) / "metrics/finetune" / task / "seed42.json").read_text()
@@ -84,6 +86,6 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
             (predictions["label"] == predictions["finetuned"]).mean()
         )
         assert metrics["train_rows"] == 64
-        assert (sweep_dir / str(job) / "models" / task / "seed42/model.safetensors").exists()
+        assert (keyed / "models" / task / "seed42/model.safetensors").exists()
     after = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
     assert after == before  # the DVC-tracked outputs were not touched

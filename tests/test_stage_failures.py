@@ -1,0 +1,134 @@
+"""A stage that stops says so in one line: a misspelt key names the nearest ones, an
+unwritable folder names itself, Ctrl-C says where the next run resumes, and under DVC the
+last line names the one command that restores the outputs DVC removed before the run
+(pipeline/core/failure.py, pipeline/core/stage.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.core import stage as stage_module
+from pipeline.core.errors import PipelineError, exit_on_error
+from pipeline.core.failure import restore_command
+from pipeline.core.stage import check_overrides, stage_main
+from tests.conftest import REPO, micro_git_repo, run_ok
+
+
+@pytest.mark.parametrize(
+    ("override", "hint"),
+    [
+        ("finetune.epoch=3", "did you mean `finetune.epochs`?"),
+        ("finetune.baselines.random=false", "did you mean `finetune.baselines.random_init`?"),
+        ("experimnt=micro", "did you mean `experiment` or `experiment_name`?"),
+    ],
+)
+def test_a_misspelt_key_names_the_nearest(override: str, hint: str) -> None:
+    with pytest.raises(PipelineError) as raised:
+        check_overrides([override])
+    assert str(raised.value) == f"unknown config key `{override.split('=')[0]}`; {hint}"
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["finetune.epochs=3", "prepare.min_rows.cola.train=10", "hydra.run.dir=x", "model=tiny_albert"],
+)
+def test_known_keys_and_free_mappings_pass(override: str) -> None:
+    check_overrides([override])
+
+
+def test_a_hydra_run_with_a_misspelt_key_prints_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "stages.finetune", "finetune.epoch=3"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: unknown config key `finetune.epoch`; did you mean `finetune.epochs`?"
+    ]
+
+
+def test_an_unwritable_folder_is_one_line(capsys) -> None:
+    with pytest.raises(SystemExit) as exited, exit_on_error():
+        raise PermissionError(13, "Permission denied", "outputs/models")
+    assert exited.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: permission denied: outputs/models;")
+
+
+def test_the_restore_command_covers_every_output_of_the_run() -> None:
+    command = restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
+    assert command == (
+        "dvc checkout finetune@rte-42 && git checkout HEAD -- outputs/plots/finetune/rte/seed42 "
+        "outputs/figures/finetune/rte/seed42 outputs/metrics/finetune/rte/seed42.json"
+    )
+    assert restore_command("nonexistent", None, None, REPO / "dvc.yaml") is None
+
+
+def interrupted(monkeypatch, tmp_path: Path, checkpoints: bool) -> None:
+    """Run stage_main under DVC (finetune@rte-42) with a run stopped by Ctrl-C."""
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    if checkpoints:
+        (tmp_path / "outputs" / "checkpoints" / "finetune" / "rte" / "seed42").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["finetune", "--dvc", "rte", "--seed", "42"])
+    monkeypatch.setattr(stage_module, "_stage_name", lambda: "finetune")
+
+    def run(stage) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as exited:
+        stage_main(run)
+    assert exited.value.code == 130
+
+
+@pytest.mark.parametrize("checkpoints", [True, False])
+def test_ctrl_c_says_where_it_resumes_then_how_to_restore(
+    monkeypatch, tmp_path, capsys, checkpoints
+) -> None:
+    interrupted(monkeypatch, tmp_path, checkpoints)
+    lines = capsys.readouterr().err.splitlines()
+    resumes = "resumes from the checkpoints in outputs/checkpoints/finetune/rte/seed42"
+    assert len(lines) == 2 and (resumes in lines[0]) == checkpoints
+    assert lines[1] == (
+        "restore the outputs DVC removed before this run: "
+        + restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
+    )
+
+
+def test_a_failed_dvc_stage_ends_with_the_command_that_restores_its_outputs(
+    shared_data, tmp_path
+) -> None:
+    root = tmp_path / "repo"
+    env = micro_git_repo(root, shared_data)
+    run_ok(["dvc", "repro", "-q", "prepare"], root, env)
+    prepared = {
+        p.relative_to(root): p.read_bytes() for p in (root / "data/glue").rglob("*.parquet")
+    }
+    run_ok(["git", "add", "-A"], root, env)
+    run_ok(["git", "commit", "-qm", "prepared"], root, env)
+    stage = root / "stages" / "prepare.py"
+    stage.write_text(
+        stage.read_text().replace("    glue.check()\n", "    glue.check()\n    1 / 0\n")
+    )
+    failed = subprocess.run(
+        ["dvc", "repro", "prepare"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert failed.returncode != 0 and not (root / "data/glue").exists()  # DVC removed it
+    ours = [line for line in failed.stderr.splitlines() if line.startswith("restore ")]
+    assert ours, failed.stderr[-2000:]
+    command = ours[-1].split(": ", 1)[1]
+    assert command == "dvc checkout prepare && git checkout HEAD -- outputs/metrics/prepare.json"
+    run_ok(["bash", "-c", command], root, env)
+    restored = {
+        p.relative_to(root): p.read_bytes() for p in (root / "data/glue").rglob("*.parquet")
+    }
+    assert restored == prepared
