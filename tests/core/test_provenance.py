@@ -22,7 +22,7 @@ from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.stage import StageRun
 from stages import dump_attention, finetune, prepare
-from tests.builders import composed
+from tests.support.builders import composed
 
 SHAPES = {"tiny_random": (2, 4), "tiny_deep": (3, 2)}  # model name -> (layers, heads)
 DEEP = (

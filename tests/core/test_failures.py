@@ -16,7 +16,8 @@ from pipeline.core import stage as stage_module
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import restore_command
 from pipeline.core.stage import check_overrides, stage_main
-from tests.conftest import REPO, micro_git_repo, run_ok
+from tests.support.paths import REPO
+from tests.support.repos import micro_git_repo, run_ok
 
 
 @pytest.mark.parametrize(

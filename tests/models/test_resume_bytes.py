@@ -22,7 +22,7 @@ from pipeline.core.config import CONF_DIR
 from pipeline.core.stage import StageRun
 from pipeline.models import training
 from stages import finetune as finetune_stage
-from tests.builders import composed
+from tests.support.builders import composed
 
 WORDS = ["good", "bad", "film", "plot", "actors", "boring", "fun", "long"]
 TRAIN_ROWS, EVAL_ROWS, BATCH = 24, 8, 4  # 6 steps per trained variant, one scoring batch

@@ -21,8 +21,8 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.schema import Config
 from pipeline.data import sources
 from pipeline.data.sources import every_source
-from tests.builders import composed
-from tests.conftest import micro_git_repo, run_ok
+from tests.support.builders import composed
+from tests.support.repos import micro_git_repo, run_ok
 
 MICRO_TASKS = ("MRPC", "RTE")  # the glue_data folders of the micro profile's tasks
 
