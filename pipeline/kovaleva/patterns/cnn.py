@@ -39,31 +39,33 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
 from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.channels import channel_count, input_channels
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
-from pipeline.kovaleva.patterns.roles import ROLE_CHANNELS, is_pair, role_channels
+from pipeline.kovaleva.patterns.roles import is_pair
 
-IN_CHANNELS = 2 + len(ROLE_CHANNELS)
+ORIGINAL_INPUT = ("weights", "contrast", "roles")  # the input of the classifiers saved so far
+IN_CHANNELS = channel_count(ORIGINAL_INPUT)
 ARCHITECTURE = "conv-bn-relu"  # saved with the weights; older files are refused
 
 
 def network_inputs(
-    maps: np.ndarray | torch.Tensor, tokens: Sequence[str], size: int
+    maps: np.ndarray | torch.Tensor,
+    tokens: Sequence[str],
+    size: int,
+    groups: Sequence[str] = ORIGINAL_INPUT,
 ) -> torch.Tensor:
-    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, 5, size, size]."""
-    maps = torch.as_tensor(maps).float()
-    k, n = maps.shape[0], maps.shape[-1]
-    weights = F.interpolate(maps[:, None], size=(size, size), mode="area")  # [k, 1, S, S]
-    peak = weights.amax(dim=(2, 3), keepdim=True).clamp(min=1e-12)  # [k, 1, 1, 1]
-    roles = torch.from_numpy(role_channels(tokens))[None]  # [1, 3, n, n]
-    roles = F.interpolate(roles, size=(size, size), mode="area").expand(k, -1, -1, -1)
-    return torch.cat([torch.log1p(weights * n), weights / peak, roles], dim=1)
+    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, C, size, size]:
+    the channel groups `groups` (`channels`), C channels together."""
+    return input_channels(torch.as_tensor(maps).float(), tokens, size, groups)
 
 
-def inputs_of(maps: Sequence[LabelledMap], size: int) -> torch.Tensor:
-    """Maps of any lengths with their tokens -> network input float [len(maps), 5, S, S]."""
-    out = torch.empty(len(maps), IN_CHANNELS, size, size)
+def inputs_of(
+    maps: Sequence[LabelledMap], size: int, groups: Sequence[str] = ORIGINAL_INPUT
+) -> torch.Tensor:
+    """Maps of any lengths with their tokens -> network input float [len(maps), C, S, S]."""
+    out = torch.empty(len(maps), channel_count(groups), size, size)
     for i, entry in enumerate(maps):
-        out[i] = network_inputs(entry.weights[None], entry.tokens, size)[0]
+        out[i] = network_inputs(entry.weights[None], entry.tokens, size, groups)[0]
     return out
 
 
