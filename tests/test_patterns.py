@@ -34,6 +34,7 @@ from pipeline.kovaleva.patterns.apply import (
     vertical_statistics,
 )
 from pipeline.kovaleva.patterns.cnn import (
+    ORIGINAL_INPUT,
     PatternCNN,
     inputs_of,
     load_classifier,
@@ -322,7 +323,9 @@ def test_saving_one_classifier_twice_gives_the_same_bytes(tmp_path):
     networks = [PatternCNN((4, 4, 4, 4)) for _ in range(2)]
     written = []
     for name in ("a.pt", "b.pt", "a.pt"):
-        save_classifier(tmp_path / name, [networks[:1], networks[1:]], (4, 4, 4, 4), 16, "x")
+        save_classifier(
+            tmp_path / name, [networks[:1], networks[1:]], (4, 4, 4, 4), 16, ORIGINAL_INPUT, "x"
+        )
         written.append((tmp_path / name).read_bytes())
     assert written[0] == written[1] == written[2]
     loaded = load_classifier(tmp_path / "a.pt").ensembles[1][0]
@@ -396,7 +399,9 @@ def test_classify_command_on_a_tiny_npz(tmp_path, one_thread, capsys):
     maps, labels = synthetic_set(60, seed=5)
     model = fit(inputs_of(maps, 16), labels, SMALL_CNN, seed=0)
     classifier = tmp_path / "cnn.pt"
-    save_classifier(classifier, [[model], [model]], SMALL_CNN.channels, 16, "hand-built")
+    save_classifier(
+        classifier, [[model], [model]], SMALL_CNN.channels, 16, ORIGINAL_INPUT, "hand-built"
+    )
     npz = tmp_path / "maps.npz"
     write_map_set(npz, {f"m{i}": maps[i] for i in range(5)})
     out = tmp_path / "labels.csv"

@@ -45,7 +45,8 @@ from pipeline.kovaleva.patterns.roles import is_pair
 
 ORIGINAL_INPUT = ("weights", "contrast", "roles")  # the input of the classifiers saved so far
 IN_CHANNELS = channel_count(ORIGINAL_INPUT)
-ARCHITECTURE = "conv-bn-relu"  # saved with the weights; older files are refused
+# Saved with the weights; older files (which do not name their input channels) are refused.
+ARCHITECTURE = "conv-bn-relu, named input channels"
 
 
 def network_inputs(
@@ -167,17 +168,19 @@ def save_classifier(
     ensembles: Sequence[Sequence[PatternCNN]],
     channels: Sequence[int],
     input_size: int,
+    input_channels: Sequence[str],
     trained_on: Sequence[str],
 ) -> None:
     """The ensembles (the classifier first, then the seed-stability one), what is needed to
-    rebuild and feed them, and the label folders they learnt from, written atomically; the
-    same classifier gives the same bytes."""
+    rebuild and feed them (widths, input size, input channel groups), and the label folders
+    they learnt from, written atomically; the same classifier gives the same bytes."""
     buffer = io.BytesIO()  # saved in memory: a file name would be recorded in the archive
     torch.save(
         {
             "ensembles": [[model.state_dict() for model in e] for e in ensembles],
             "channels": list(channels),
             "input_size": input_size,
+            "input_channels": list(input_channels),
             "classes": list(CLASSES),
             "architecture": ARCHITECTURE,
             "trained_on": list(trained_on),
@@ -192,11 +195,12 @@ def save_classifier(
 class SavedClassifier:
     ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     input_size: int
+    input_channels: tuple[str, ...]  # the channel groups it reads (`channels`)
     trained_on: tuple[str, ...]  # the label folders (model names) whose visual labels it learnt
 
 
 def load_classifier(path: Path) -> SavedClassifier:
-    """The saved ensembles, their input size and the labels they learnt from."""
+    """The saved ensembles, their input size and channels, and the labels they learnt from."""
     if not path.exists():
         raise PipelineError(f"pattern classifier not found: {path}; run the patterns_train stage")
     saved = torch.load(path, map_location="cpu")
@@ -206,9 +210,14 @@ def load_classifier(path: Path) -> SavedClassifier:
         )
     ensembles = []
     for states in saved["ensembles"]:
-        ensembles.append([PatternCNN(saved["channels"]) for _ in states])
+        groups = saved["input_channels"]
+        ensembles.append(
+            [PatternCNN(saved["channels"], 0.0, channel_count(groups)) for _ in states]
+        )
         for model, state in zip(ensembles[-1], states, strict=True):
             model.load_state_dict(state)
     trained_on = saved["trained_on"]  # one folder's name in classifiers saved before pooling
     folders = (trained_on,) if isinstance(trained_on, str) else tuple(trained_on)
-    return SavedClassifier(ensembles, int(saved["input_size"]), folders)
+    return SavedClassifier(
+        ensembles, int(saved["input_size"]), tuple(saved["input_channels"]), folders
+    )
