@@ -1,6 +1,7 @@
 """The pattern CNN's design study: candidates on the quality/cost frontier, by a stated plan.
 
     python -m benchmarks.pattern_design [--only NAME ...] [--resamples 1000]
+    python -m benchmarks.pattern_design --table    # the kept records as Markdown
 
 writes benchmarks/records/pattern_design.csv (every score of every candidate),
 benchmarks/records/pattern_design_cost.csv (its seconds) and
@@ -311,7 +312,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--table", action="store_true", help="print the kept records' table")
     args = parser.parse_args()
+    if args.table:
+        print(design_table())
+        return
     torch.set_num_threads(1)
     base = conf_settings()
     labelled = load_labelled_set([ROOT / "data" / "annotations" / f for f in _folders()])
@@ -392,6 +397,59 @@ def report(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...]) ->
     else:
         best = chosen.iloc[0]
         print(f"chosen: {best['candidate']} with {best['cv_ensemble']} networks per fold")
+
+
+def design_table(folder: Path = RECORDS) -> str:
+    """The kept records as Markdown: per candidate, networks per fold and model, the stage's
+    cost against today's, accuracy and kappa with intervals and the lower bound of their
+    paired difference against today's, each class's recall and vertical's F1, and whether
+    the rule holds (on both models); then each model's boundary round apart."""
+    table = pd.read_csv(folder / "pattern_design.csv")
+    cost = pd.read_csv(folder / "pattern_design_cost.csv").set_index(["candidate", "cv_ensemble"])
+    folders = tuple(s for s in table["subset"].unique() if s != "all" and BOUNDARY[:-1] not in s)
+    rule = passes_rule(table, folders)
+    short = {"vertical": "V", "diagonal": "D", "vertical+diagonal": "V+D", "block": "B"}
+    short["heterogeneous"] = "H"
+    head = [
+        "design", "per fold", "model", "cost vs today", "accuracy", "diff low", "kappa",
+        "diff low", *[f"recall {short[c]}" for c in CLASSES], "F1 V", "rule",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+
+    def cell(rows: pd.DataFrame, score: str, interval: bool = False) -> str:
+        row = rows[rows["score"] == score]
+        if row.empty:
+            return ""
+        r = row.iloc[0]
+        return (
+            f"{r.estimate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+            if interval
+            else f"{r.estimate:.3f}"
+        )
+
+    def low(rows: pd.DataFrame, score: str) -> str:
+        return f"{rows[rows['score'] == score].iloc[0]['diff_low']:+.3f}"
+
+    for (name, k), rows in table.groupby(["candidate", "cv_ensemble"], sort=False):
+        for subset in folders:
+            mine = rows[rows["subset"] == subset]
+            values = [
+                name, str(k), subset, f"{cost.loc[(name, k), 'stage_ratio']:.2f}",
+                cell(mine, "accuracy", True), low(mine, "accuracy"), cell(mine, "kappa", True),
+                low(mine, "kappa"), *[cell(mine, f"recall_{c}") for c in CLASSES],
+                cell(mine, "f1_vertical"), "passes" if rule[(name, k)] else "",
+            ]  # fmt: skip
+            lines.append("| " + " | ".join(values) + " |")
+    lines += ["", "| design | per fold | " + " | ".join(f"{f}: boundary round" for f in folders)]
+    lines[-1] += " |"
+    lines.append("|---" * (2 + len(folders)) + "|")
+    for (name, k), rows in table.groupby(["candidate", "cv_ensemble"], sort=False):
+        values = [name, str(k)]
+        for subset in folders:
+            mine = rows[rows["subset"] == f"{subset} boundary round"]
+            values.append(f"{cell(mine, 'accuracy', True)} (diff low {low(mine, 'accuracy')})")
+        lines.append("| " + " | ".join(values) + " |")
+    return "\n".join(lines)
 
 
 def _folders() -> list[str]:
