@@ -2,6 +2,7 @@
 
     python -m benchmarks.pattern_design [--only NAME ...] [--resamples 1000]
     python -m benchmarks.pattern_design --table    # the kept records as Markdown
+    python -m benchmarks.pattern_design --figure   # their figure, drawn again
 
 writes benchmarks/records/pattern_design.csv (every score of every candidate),
 benchmarks/records/pattern_design_cost.csv (its seconds) and
@@ -278,7 +279,8 @@ def passes_rule(table: pd.DataFrame, folders: tuple[str, ...]) -> pd.Series:
 
 
 def figure(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...], path: Path) -> None:
-    """Accuracy per model against the stage's estimated training seconds."""
+    """Accuracy per model against the stage's training cost relative to today's design
+    (`stage_ratio`, from the interleaved probe: not biased by the load of other work)."""
     fig, axes = plt.subplots(1, len(folders), figsize=(6 * len(folders), 4.5), squeeze=False)
     for ax, folder in zip(axes[0], folders, strict=True):
         rows = table[(table["subset"] == folder) & (table["score"] == "accuracy")]
@@ -286,7 +288,7 @@ def figure(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...], pa
         for k, marker in zip(ENSEMBLE_SIZES, "vso", strict=True):
             part = rows[rows["cv_ensemble"] == k]
             ax.errorbar(
-                part["stage_train_s"],
+                part["stage_ratio"],
                 part["estimate"],
                 yerr=[part["estimate"] - part["ci_low"], part["ci_high"] - part["estimate"]],
                 fmt=marker,
@@ -295,9 +297,9 @@ def figure(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...], pa
                 label=f"{k} networks per fold",
             )
         for r in rows[rows["cv_ensemble"] == max(ENSEMBLE_SIZES)].itertuples():
-            ax.annotate(r.candidate, (r.stage_train_s, r.estimate), fontsize=7)
+            ax.annotate(r.candidate, (r.stage_ratio, r.estimate), fontsize=7)
         ax.set_xscale("log")
-        ax.set_xlabel("patterns_train training, estimated seconds on 2 cores")
+        ax.set_xlabel("patterns_train training cost relative to today's (2 cores, CPU probe)")
         ax.set_ylabel("cross-validated accuracy (95% CI)")
         ax.set_title(folder)
         ax.legend(fontsize=7)
@@ -313,9 +315,15 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--table", action="store_true", help="print the kept records' table")
+    parser.add_argument("--figure", action="store_true", help="redraw the kept records' figure")
     args = parser.parse_args()
     if args.table:
         print(design_table())
+        return
+    if args.figure:
+        table = pd.read_csv(RECORDS / "pattern_design.csv")
+        cost = pd.read_csv(RECORDS / "pattern_design_cost.csv")
+        figure(table, cost, tuple(_folders()), RECORDS / "pattern_design.png")
         return
     torch.set_num_threads(1)
     base = conf_settings()
