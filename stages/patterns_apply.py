@@ -40,7 +40,12 @@ def run(stage: StageRun) -> None:
     classifier = load_classifier(layout.pattern_classifier(stage.upstream()))
     stores = open_stores(stage.upstream("attention"), stage.task_names, cfg.model.name, stage.seed)
     classified = classify_heads(
-        classifier.ensembles, classifier.input_size, stores, settings, cfg.seed
+        classifier.ensembles,
+        classifier.input_size,
+        classifier.input_channels,
+        stores,
+        settings,
+        cfg.seed,
     )
     predictions = numbered_from_one(classified.predictions)
     write_table(layout.pattern_predictions(stage.out_root, stage.seed), predictions)

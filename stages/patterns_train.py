@@ -53,6 +53,7 @@ def run(stage: StageRun) -> None:
         trained.ensembles,
         classifier.channels,
         classifier.input_size,
+        classifier.input_channels,
         settings.labels_from,
     )
     write_table(layout.pattern_labels(stage.out_root), trained.labelled.origin)

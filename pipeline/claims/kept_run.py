@@ -38,10 +38,15 @@ def kept_tasks(root: Path) -> list[str]:
 
 def registered_beside(table: pd.DataFrame, earlier: pd.DataFrame) -> pd.DataFrame:
     """`table` with the earlier table's registered verdicts beside each claim (by its
-    current id or the id it had, `reference.RENAMED`)."""
+    current id or the id it had, `reference.RENAMED`): its own where it was registered, or
+    those it already kept beside its fitted ones, so that judging a run again loses none."""
     registered = earlier[earlier["registration"] == "registered"]
     verdicts = dict(zip(registered["claim"], registered["verdict"], strict=True))
     versions = dict(zip(registered["claim"], registered["registry_version"], strict=True))
+    if "registered_verdict" in earlier:  # judged again before: its kept verdicts carry over
+        kept = earlier[earlier["registered_verdict"].fillna("") != ""]
+        verdicts |= dict(zip(kept["claim"], kept["registered_verdict"], strict=True))
+        versions |= dict(zip(kept["claim"], kept["registered_version"], strict=True))
     ids = table["claim"].map(lambda c: c if c in verdicts else RENAMED.get(c, c))
     return table.assign(
         registered_verdict=ids.map(verdicts).fillna(""),

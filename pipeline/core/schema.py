@@ -232,6 +232,7 @@ class PatternRule:
 @dataclass
 class PatternClassifier:
     input_size: int = MISSING
+    input_channels: list[str] = MISSING
     channels: list[int] = MISSING
     dropout: float = MISSING
     folds: int = MISSING

@@ -60,7 +60,7 @@ class ClassifiedMaps:
 class HeadInputs:
     """Every head's map of some dumped examples, as the CNN reads them."""
 
-    inputs: torch.Tensor  # [maps, 5, S, S]
+    inputs: torch.Tensor  # [maps, C, S, S]
     pairs: torch.Tensor  # bool [maps]: of a two-sentence input
     heads: pd.DataFrame  # one row per map: example_id, the rule's columns (`rule_by_head`:
     # layer and head from 0), strongest_special
@@ -72,6 +72,7 @@ def head_inputs(
     task: str,
     examples: Sequence[int] | None,
     input_size: int,
+    input_channels: Sequence[str],
     thresholds: PatternRule,
 ) -> HeadInputs:
     """The CNN's inputs for every head's map of `examples` (None: all) of one task and
@@ -85,7 +86,9 @@ def head_inputs(
         n = maps.shape[-1]
         flat = maps.reshape(num_layers * num_heads, n, n)  # [L*H, n, n], layer-major
         info = store.tokens(task, example_id)
-        inputs.append(network_inputs(flat, info.tokens, input_size))  # [L*H, 5, S, S]
+        inputs.append(
+            network_inputs(flat, info.tokens, input_size, input_channels)
+        )  # [L*H, C, S, S]
         pairs.append(torch.full((len(flat),), is_pair(info.tokens)))  # [L*H]
         rules = rule_by_head(maps, info.tokens, info.segment_ids, thresholds)
         rules.insert(0, "example_id", example_id)
@@ -247,6 +250,7 @@ def share_metrics(
 def classify_heads(
     ensembles: Sequence[Sequence[PatternCNN]],
     input_size: int,
+    input_channels: Sequence[str],
     stores: Mapping[str, AttentionStore],
     settings: PatternsConfig,
     seed: int,
@@ -261,7 +265,9 @@ def classify_heads(
         for task, store in stores.items():  # the next maps are read while workers predict
             for variant in store.variants:
                 examples = store.example_ids(variant, task)[: settings.num_examples]
-                found = head_inputs(store, variant, task, examples, input_size, settings.heuristic)
+                found = head_inputs(
+                    store, variant, task, examples, input_size, input_channels, settings.heuristic
+                )
                 futures = [
                     pool.submit(_predict_shared, k, found.inputs, found.pairs)
                     for k in range(len(ensembles))
@@ -286,7 +292,7 @@ def classify_map_set(maps_path: Path, classifier_path: Path) -> pd.DataFrame:
     maps = read_map_set(maps_path)
     classifier = load_classifier(classifier_path)
     entries = list(maps.values())
-    inputs = inputs_of(entries, classifier.input_size)  # [N, 5, S, S]
+    inputs = inputs_of(entries, classifier.input_size, classifier.input_channels)  # [N, C, S, S]
     probs = predict(classifier.ensembles[0], inputs, pairs_of(entries))  # [N, C]
     labels = [CLASSES[i] for i in probs.argmax(-1).tolist()]
     return pd.DataFrame({"id": list(maps), "label": labels})

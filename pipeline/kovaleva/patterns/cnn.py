@@ -39,31 +39,34 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
 from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.channels import channel_count, input_channels
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
-from pipeline.kovaleva.patterns.roles import ROLE_CHANNELS, is_pair, role_channels
+from pipeline.kovaleva.patterns.roles import is_pair
 
-IN_CHANNELS = 2 + len(ROLE_CHANNELS)
-ARCHITECTURE = "conv-bn-relu"  # saved with the weights; older files are refused
+ORIGINAL_INPUT = ("weights", "contrast", "roles")  # the input of the classifiers saved so far
+IN_CHANNELS = channel_count(ORIGINAL_INPUT)
+# Saved with the weights; older files (which do not name their input channels) are refused.
+ARCHITECTURE = "conv-bn-relu, named input channels"
 
 
 def network_inputs(
-    maps: np.ndarray | torch.Tensor, tokens: Sequence[str], size: int
+    maps: np.ndarray | torch.Tensor,
+    tokens: Sequence[str],
+    size: int,
+    groups: Sequence[str] = ORIGINAL_INPUT,
 ) -> torch.Tensor:
-    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, 5, size, size]."""
-    maps = torch.as_tensor(maps).float()
-    k, n = maps.shape[0], maps.shape[-1]
-    weights = F.interpolate(maps[:, None], size=(size, size), mode="area")  # [k, 1, S, S]
-    peak = weights.amax(dim=(2, 3), keepdim=True).clamp(min=1e-12)  # [k, 1, 1, 1]
-    roles = torch.from_numpy(role_channels(tokens))[None]  # [1, 3, n, n]
-    roles = F.interpolate(roles, size=(size, size), mode="area").expand(k, -1, -1, -1)
-    return torch.cat([torch.log1p(weights * n), weights / peak, roles], dim=1)
+    """Maps of one input, float [k, n, n], and its n word pieces -> float [k, C, size, size]:
+    the channel groups `groups` (`channels`), C channels together."""
+    return input_channels(torch.as_tensor(maps).float(), tokens, size, groups)
 
 
-def inputs_of(maps: Sequence[LabelledMap], size: int) -> torch.Tensor:
-    """Maps of any lengths with their tokens -> network input float [len(maps), 5, S, S]."""
-    out = torch.empty(len(maps), IN_CHANNELS, size, size)
+def inputs_of(
+    maps: Sequence[LabelledMap], size: int, groups: Sequence[str] = ORIGINAL_INPUT
+) -> torch.Tensor:
+    """Maps of any lengths with their tokens -> network input float [len(maps), C, S, S]."""
+    out = torch.empty(len(maps), channel_count(groups), size, size)
     for i, entry in enumerate(maps):
-        out[i] = network_inputs(entry.weights[None], entry.tokens, size)[0]
+        out[i] = network_inputs(entry.weights[None], entry.tokens, size, groups)[0]
     return out
 
 
@@ -165,17 +168,19 @@ def save_classifier(
     ensembles: Sequence[Sequence[PatternCNN]],
     channels: Sequence[int],
     input_size: int,
+    input_channels: Sequence[str],
     trained_on: Sequence[str],
 ) -> None:
     """The ensembles (the classifier first, then the seed-stability one), what is needed to
-    rebuild and feed them, and the label folders they learnt from, written atomically; the
-    same classifier gives the same bytes."""
+    rebuild and feed them (widths, input size, input channel groups), and the label folders
+    they learnt from, written atomically; the same classifier gives the same bytes."""
     buffer = io.BytesIO()  # saved in memory: a file name would be recorded in the archive
     torch.save(
         {
             "ensembles": [[model.state_dict() for model in e] for e in ensembles],
             "channels": list(channels),
             "input_size": input_size,
+            "input_channels": list(input_channels),
             "classes": list(CLASSES),
             "architecture": ARCHITECTURE,
             "trained_on": list(trained_on),
@@ -190,11 +195,12 @@ def save_classifier(
 class SavedClassifier:
     ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     input_size: int
+    input_channels: tuple[str, ...]  # the channel groups it reads (`channels`)
     trained_on: tuple[str, ...]  # the label folders (model names) whose visual labels it learnt
 
 
 def load_classifier(path: Path) -> SavedClassifier:
-    """The saved ensembles, their input size and the labels they learnt from."""
+    """The saved ensembles, their input size and channels, and the labels they learnt from."""
     if not path.exists():
         raise PipelineError(f"pattern classifier not found: {path}; run the patterns_train stage")
     saved = torch.load(path, map_location="cpu")
@@ -204,9 +210,14 @@ def load_classifier(path: Path) -> SavedClassifier:
         )
     ensembles = []
     for states in saved["ensembles"]:
-        ensembles.append([PatternCNN(saved["channels"]) for _ in states])
+        groups = saved["input_channels"]
+        ensembles.append(
+            [PatternCNN(saved["channels"], 0.0, channel_count(groups)) for _ in states]
+        )
         for model, state in zip(ensembles[-1], states, strict=True):
             model.load_state_dict(state)
     trained_on = saved["trained_on"]  # one folder's name in classifiers saved before pooling
     folders = (trained_on,) if isinstance(trained_on, str) else tuple(trained_on)
-    return SavedClassifier(ensembles, int(saved["input_size"]), folders)
+    return SavedClassifier(
+        ensembles, int(saved["input_size"]), tuple(saved["input_channels"]), folders
+    )

@@ -122,6 +122,7 @@ def boundary_catalogue(
     variants: Sequence[str],
     networks: Sequence[PatternCNN],
     input_size: int,
+    input_channels: Sequence[str],
     thresholds: PatternRule,
 ) -> pd.DataFrame:
     """`rule_catalogue`'s rows plus, from the classifier `networks` (an ensemble), each map's
@@ -129,7 +130,7 @@ def boundary_catalogue(
     frames = []
     for task, store in stores.items():
         for variant in variants:
-            found = head_inputs(store, variant, task, None, input_size, thresholds)
+            found = head_inputs(store, variant, task, None, input_size, input_channels, thresholds)
             top = predict(networks, found.inputs, found.pairs).topk(2, dim=-1)  # [maps, 2]
             frames.append(
                 found.heads.assign(
@@ -185,6 +186,7 @@ def boundary_round(
     per_boundary: int,
     networks: Sequence[PatternCNN],
     input_size: int,
+    input_channels: Sequence[str],
     thresholds: PatternRule,
     seed: int,
     sampled: pd.DataFrame,
@@ -193,7 +195,9 @@ def boundary_round(
     (layers, heads from 1) and their maps. sampled: rows drawn before; never drawn again."""
     for boundary in boundaries:
         parse_boundary(boundary)  # fail before classifying every map
-    catalogue = boundary_catalogue(stores, variants, networks, input_size, thresholds)
+    catalogue = boundary_catalogue(
+        stores, variants, networks, input_size, input_channels, thresholds
+    )
     chosen = nearest(unsampled(catalogue, sampled), boundaries, per_boundary, seed)
     return with_maps(stores, chosen, sampled)
 
@@ -251,6 +255,7 @@ def next_round(
         s.per_class,
         saved.ensembles[0],
         saved.input_size,
+        saved.input_channels,
         settings.heuristic,
         seed,
         sampled,

@@ -166,7 +166,7 @@ def fit(
     class names [N]: the reference that `fit_stack` batches."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
     torch.manual_seed(seed)
-    model = PatternCNN(settings.channels, settings.dropout)
+    model = PatternCNN(settings.channels, settings.dropout, inputs.shape[1])
     train(model, inputs, targets, settings, seed)
     return model
 
@@ -189,7 +189,7 @@ def fit_stack(
     networks, dropout_states = [], []
     for job in jobs:
         torch.manual_seed(job.seed)
-        networks.append(PatternCNN(settings.channels, settings.dropout))
+        networks.append(PatternCNN(settings.channels, settings.dropout, inputs.shape[1]))
         dropout_states.append(torch.get_rng_state())  # where its dropout masks start
     train_stacked(networks, dropout_states, inputs[rows], targets, settings, [j.seed for j in jobs])
     return networks
@@ -249,7 +249,7 @@ def fit_all(
             weights.update(zip(stack, future.result(), strict=True))
     networks = []
     for i in range(len(jobs)):
-        networks.append(PatternCNN(settings.channels, settings.dropout))
+        networks.append(PatternCNN(settings.channels, settings.dropout, inputs.shape[1]))
         networks[-1].load_state_dict(weights[i])
     return networks
 
@@ -330,7 +330,7 @@ def train_classifier(
     label folders, which it never learnt from (method `cnn_unseen`: another model's maps)."""
     labelled = load_labelled_set(folders)
     labels = labelled.labels
-    inputs = inputs_of(labelled.maps, settings.input_size)  # [N, 5, S, S]
+    inputs = inputs_of(labelled.maps, settings.input_size, settings.input_channels)  # [N, C, S, S]
     folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
     splits = list(folds.split(np.zeros(len(labels)), labels, labelled.groups))
     size, per_fold = settings.ensemble, settings.cv_ensemble
@@ -362,7 +362,9 @@ def train_classifier(
     for folder in unseen:
         other = load_labelled_set([folder])
         probs = predict(
-            ensembles[0], inputs_of(other.maps, settings.input_size), pairs_of(other.maps)
+            ensembles[0],
+            inputs_of(other.maps, settings.input_size, settings.input_channels),
+            pairs_of(other.maps),
         )
         table = score_table(
             other.labels,

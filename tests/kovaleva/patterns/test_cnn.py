@@ -11,6 +11,7 @@ import torch
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.agreement import raw_agreement
 from pipeline.kovaleva.patterns.cnn import (
+    ORIGINAL_INPUT,
     PatternCNN,
     inputs_of,
     load_classifier,
@@ -140,7 +141,9 @@ def test_saving_one_classifier_twice_gives_the_same_bytes(tmp_path):
     networks = [PatternCNN((4, 4, 4, 4)) for _ in range(2)]
     written = []
     for name in ("a.pt", "b.pt", "a.pt"):
-        save_classifier(tmp_path / name, [networks[:1], networks[1:]], (4, 4, 4, 4), 16, "x")
+        save_classifier(
+            tmp_path / name, [networks[:1], networks[1:]], (4, 4, 4, 4), 16, ORIGINAL_INPUT, "x"
+        )
         written.append((tmp_path / name).read_bytes())
     assert written[0] == written[1] == written[2]
     loaded = load_classifier(tmp_path / "a.pt").ensembles[1][0]

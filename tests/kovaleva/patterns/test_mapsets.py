@@ -11,6 +11,7 @@ import pytest
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import (
+    ORIGINAL_INPUT,
     inputs_of,
     pairs_of,
     predict,
@@ -59,7 +60,9 @@ def test_classify_command_on_a_tiny_npz(tmp_path, one_thread, capsys):
     maps, labels = synthetic_set(60, seed=5)
     model = fit(inputs_of(maps, 16), labels, SMALL_CNN, seed=0)
     classifier = tmp_path / "cnn.pt"
-    save_classifier(classifier, [[model], [model]], SMALL_CNN.channels, 16, "hand-built")
+    save_classifier(
+        classifier, [[model], [model]], SMALL_CNN.channels, 16, ORIGINAL_INPUT, "hand-built"
+    )
     npz = tmp_path / "maps.npz"
     write_map_set(npz, {f"m{i}": maps[i] for i in range(5)})
     out = tmp_path / "labels.csv"
