@@ -26,18 +26,17 @@ two-sentence maps) and a well-recalled type.
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pipeline.claims.coverage import write_simulated_table
 from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.shares import corrected_shares
 from pipeline.claims.thresholds import RECURS
-from pipeline.core.io import write_text
 
 HEADS = 72  # MiniLM-L6's 6 x 12 heads: the threshold is a share of 1/72
 EXAMPLES = 64  # examples per task whose maps the classifier labels (the quick profile's)
@@ -156,14 +155,12 @@ def boundary_table(replicates: int = REPLICATES) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=f"Simulate corrected shares at the claim's boundary and write {TABLE}."
+    write_simulated_table(
+        f"Simulate corrected shares at the claim's boundary and write {TABLE}.",
+        boundary_table,
+        TABLE,
+        REPLICATES,
     )
-    parser.add_argument("--replicates", type=int, default=REPLICATES)
-    parser.add_argument("--out", type=Path, default=TABLE)
-    args = parser.parse_args()
-    write_text(args.out, boundary_table(args.replicates) + "\n")
-    print(args.out.read_text(), end="")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,16 +126,28 @@ def coverage_table(replicates: int = REPLICATES) -> str:
     return "\n".join(rows)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=f"Simulate the seed interval's coverage and write {TABLE} "
-        "(docs/statistics.md shows it; `python -m pipeline.claims.prose` copies it in)."
-    )
-    parser.add_argument("--replicates", type=int, default=REPLICATES)
-    parser.add_argument("--out", type=Path, default=TABLE)
+def write_simulated_table(
+    description: str, table: Callable[[int], str], out: Path, replicates: int
+) -> None:
+    """The command line of a simulated table: `--replicates` and `--out` (defaults
+    `replicates` and `out`), then the table written atomically and printed."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--replicates", type=int, default=replicates)
+    parser.add_argument("--out", type=Path, default=out)
     args = parser.parse_args()
-    write_text(args.out, coverage_table(args.replicates) + "\n")
-    print(args.out.read_text(), end="")
+    text = table(args.replicates) + "\n"
+    write_text(args.out, text)
+    print(text, end="")
+
+
+def main() -> None:
+    write_simulated_table(
+        f"Simulate the seed interval's coverage and write {TABLE} "
+        "(docs/statistics.md shows it; `python -m pipeline.claims.prose` copies it in).",
+        coverage_table,
+        TABLE,
+        REPLICATES,
+    )
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,11 +89,27 @@ class StageRun:
 
         return pick_device(self.cfg.device)
 
+    @cached_property
+    def _dvc_params(self) -> DictConfig | None:
+        """params.yaml in the working folder (the DVC run's config), read once per run; None
+        without one."""
+        params = Path("params.yaml")
+        return OmegaConf.load(params) if params.exists() else None
+
+    @property
+    def _dvc_run_key(self) -> tuple[str, str] | None:
+        """(profile, model) of the DVC run."""
+        cfg = self._dvc_params
+        return None if cfg is None else (str(cfg.experiment_name), str(cfg.model.name))
+
     @property
     def follows_dvc_run(self) -> bool:
         """Whether this run's inputs are the DVC run's: under DVC, or a Hydra job of the model
         and profile that params.yaml (the DVC run's config) names."""
-        return self.under_dvc or _dvc_run_key() == (self.cfg.experiment_name, self.cfg.model.name)
+        return self.under_dvc or self._dvc_run_key == (
+            self.cfg.experiment_name,
+            self.cfg.model.name,
+        )
 
     def _keyed(self, path_key: str) -> bool:
         """Whether inputs under `paths.<path_key>` come from this run's own folder: a Hydra
@@ -100,9 +117,8 @@ class StageRun:
         the DVC run's (a folder named on the command line is read as given)."""
         if self.follows_dvc_run:
             return False
-        params = Path("params.yaml")
-        dvc_paths = OmegaConf.load(params).paths if params.exists() else None
-        return dvc_paths is None or dvc_paths[path_key] == self.cfg.paths[path_key]
+        dvc = self._dvc_params
+        return dvc is None or dvc.paths[path_key] == self.cfg.paths[path_key]
 
     @property
     def inputs_root(self) -> Path:
@@ -124,7 +140,7 @@ class StageRun:
         if self.follows_dvc_run or path.exists() or not path.is_relative_to(self.cfg.paths.runs):
             return path
         key = f"model={self.cfg.model.name} experiment={self.cfg.experiment_name}"
-        dvc = _dvc_run_key()
+        dvc = self._dvc_run_key
         held = f"model={dvc[1]} experiment={dvc[0]}" if dvc else "no DVC run"
         raise PipelineError(
             f"no input for {key} at {path} (the DVC outputs hold {held}); make it with "
@@ -229,15 +245,6 @@ def primary_model(repo: Path, task: str) -> Path:
     (<outputs>/models/<task>/seed<seed>), for scripts outside DVC."""
     cfg = OmegaConf.load(repo / "params.yaml")
     return layout.model(repo / cfg.paths.outputs, task, int(cfg.seed))
-
-
-def _dvc_run_key() -> tuple[str, str] | None:
-    """(profile, model) of the DVC run: params.yaml in the working folder; None without one."""
-    params = Path("params.yaml")
-    if not params.exists():
-        return None
-    cfg = OmegaConf.load(params)
-    return str(cfg.experiment_name), str(cfg.model.name)
 
 
 def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
