@@ -8,7 +8,6 @@ set fails in one line before DVC removes prepare's outputs.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ from pipeline.core.schema import Config
 from pipeline.data import sources
 from pipeline.data.sources import every_source
 from tests.support.builders import composed
-from tests.support.repos import micro_git_repo, run_ok
+from tests.support.repos import micro_git_repo, run_ok, stale_stages
 
 MICRO_TASKS = ("MRPC", "RTE")  # the glue_data folders of the micro profile's tasks
 
@@ -100,29 +99,23 @@ def dvc(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
     )
 
 
-def changed_stages(root: Path, env: dict[str, str]) -> set[str]:
-    """The stages `dvc status` lists (ignoring the always-changed data_sources)."""
-    out = run_ok(["dvc", "status", "--json"], root, env)
-    return {name for name in json.loads(out) if name != "data_sources"}
-
-
 def test_editing_a_glue_file_makes_dvc_status_list_prepare(shared_data, tmp_path) -> None:
     data = data_copy(shared_data, tmp_path / "data")
     root = tmp_path / "repo"
     env = micro_git_repo(root, data)
     run_ok(["dvc", "repro", "-q", "prepare"], root, env)
-    assert "prepare" not in changed_stages(root, env)
+    assert "prepare" not in stale_stages(root, env)
 
     # another copy of the same data: the digests stay, prepare stays up to date
     other = data_copy(shared_data, tmp_path / "other")
     moved = {**env, "DARK_SECRETS_DATA": str(other)}
     run_ok(["dvc", "repro", "-q", "data_sources"], root, moved)
-    assert "prepare" not in changed_stages(root, moved)
+    assert "prepare" not in stale_stages(root, moved)
 
     train = data / "glue_data" / "RTE" / "train.tsv"
     train.write_bytes(train.read_bytes().replace(b"entailment", b"entailment ", 1))
     run_ok(["dvc", "repro", "-q", "data_sources"], root, env)
-    assert "prepare" in changed_stages(root, env)
+    assert "prepare" in stale_stages(root, env)
 
 
 def test_missing_data_fails_before_prepare_loses_its_outputs(shared_data, tmp_path) -> None:

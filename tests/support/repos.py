@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from pipeline.dag.declarations import STAGES
 from tests.support.paths import REPO
+
+# stages DVC reruns on every `dvc repro` (they read what DVC cannot track): `dvc status`
+# lists them as "always changed" however up to date the rest is
+ALWAYS_CHANGED = frozenset(stage.name for stage in STAGES if stage.always_changed)
 
 
 def run_ok(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 1800) -> str:
@@ -18,6 +24,13 @@ def run_ok(args: list[str], cwd: Path, env: dict[str, str], timeout: int = 1800)
         f"{' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     )
     return result.stdout
+
+
+def stale_stages(root: Path, env: dict[str, str]) -> set[str]:
+    """The stages `dvc status` lists in `root`, except those declared always changed."""
+    listed = json.loads(run_ok(["dvc", "status", "--json"], root, env))
+    assert ALWAYS_CHANGED.issuperset(n for n, why in listed.items() if "always changed" in why)
+    return set(listed) - ALWAYS_CHANGED
 
 
 def copy_project(root: Path) -> None:
