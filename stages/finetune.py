@@ -24,7 +24,7 @@ from pipeline.data.glue import read_split
 from pipeline.models.checkpoints import remove_checkpoints
 from pipeline.models.figures import loss_figure
 from pipeline.models.finetune import finetune_task
-from pipeline.models.loading import load_tokenizer
+from pipeline.models.loading import load_tokenizer, save_finetuned
 
 
 def run(stage: StageRun) -> None:
@@ -46,8 +46,7 @@ def run(stage: StageRun) -> None:
     )
 
     with atomic_path(layout.model(stage.artifacts_out, task.name, stage.seed)) as folder:
-        result.model.save_pretrained(folder, safe_serialization=True)
-        tokenizer.save_pretrained(folder)
+        save_finetuned(result.model, tokenizer, folder)
     stage.write_outputs(
         "finetune",
         task.name,

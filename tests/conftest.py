@@ -14,12 +14,19 @@ import torch
 
 from pipeline.core.schema import load_model
 from pipeline.core.stage import StageRun
+from pipeline.models import loading
 from pipeline.models.loading import load_tokenizer
 from tests.support.builders import micro_run
 from tests.support.paths import REPO
 from tests.support.repos import micro_git_repo
 
 torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+@pytest.fixture(autouse=True)
+def no_hub(monkeypatch) -> None:
+    """Tests never reach the Hugging Face hub: a hub id loads as if it were out of reach."""
+    monkeypatch.setattr(loading, "_hub_reachable", lambda: False)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,9 @@ removed before running it, and, after Ctrl-C, where the next run resumes.
 
 DVC deletes a stage's outputs before its command runs, so a failed `dvc repro` leaves them
 gone while dvc.lock still records them: `dvc checkout <stage>` restores the cached ones and
-`git checkout HEAD -- <paths>` the ones kept in git (tables, figures, metrics).
+`git checkout HEAD -- <paths>` the ones kept in git (tables, figures, metrics). The costly
+cached outputs (models, attention stores, the pattern classifier) are declared `persist` and
+written whole under a temporary name, so DVC leaves them in place and a failed run keeps them.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ ITEMS = {"task": "${item.task}", "seed": "${item.seed}"}  # dvc.yaml's matrix pl
 def restore_command(
     name: str, task: str | None, seed: int | None, dvc_yaml: Path = Path("dvc.yaml")
 ) -> str | None:
-    """The command that restores stage `name`'s outputs (of `task` and `seed` for a matrix
-    stage) as dvc.lock last recorded them; None when dvc.yaml does not declare it."""
+    """The command that restores the outputs of stage `name` (of `task` and `seed` for a
+    matrix stage) that DVC removed before the run, as dvc.lock last recorded them; None when
+    dvc.yaml does not declare the stage or it removes nothing."""
     if not dvc_yaml.exists():
         return None
     spec = (yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")).get("stages") or {}).get(name)
@@ -34,13 +37,16 @@ def restore_command(
             path = path.replace(placeholder, str(values[key]))
         return path
 
-    in_git = []
+    in_git, from_cache = [], False
     for entry in [*spec.get("outs", []), *spec.get("metrics", [])]:
         path, options = next(iter(entry.items())) if isinstance(entry, dict) else (entry, {})
-        if options and options.get("cache") is False:
+        if options.get("cache") is False:
             in_git.append(concrete(path))
-    command = f"dvc checkout {address}"
-    return command + (f" && git checkout HEAD -- {' '.join(in_git)}" if in_git else "")
+        elif not options.get("persist"):  # a persisted output is kept while the stage runs
+            from_cache = True
+    commands = [f"dvc checkout {address}"] if from_cache else []
+    commands += [f"git checkout HEAD -- {' '.join(in_git)}"] if in_git else []
+    return " && ".join(commands) or None
 
 
 def restore_line(command: str) -> str:

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import logging
-import re
 import sys
 import time
 import traceback
@@ -43,6 +41,7 @@ from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import interrupted_line, restore_command, restore_line
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
+from pipeline.core.overrides import check_overrides
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
 
 if TYPE_CHECKING:
@@ -50,9 +49,6 @@ if TYPE_CHECKING:
     import torch
 
 log = logging.getLogger(__name__)
-
-# Config groups whose values are checked before any job starts.
-CHECKED_GROUPS = ("task", "model", "experiment")
 
 
 @dataclass(frozen=True)
@@ -255,54 +251,6 @@ def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
         raise PipelineError(f"--seed {seed_item} is not in `seeds` {seeds}; add it to `seeds`")
 
 
-def _sweep_values(value: str) -> list[str]:
-    """The values an override sweeps: `a,b` or `choice(a,b)` -> [a, b]."""
-    match = re.fullmatch(r"choice\((.*)\)", value)
-    inner = match.group(1) if match else value
-    return [v.strip().strip("'\"") for v in inner.split(",") if v.strip()]
-
-
-def check_overrides(args: list[str]) -> None:
-    """Fail on an unknown task, model or experiment, or an unknown key, before Hydra launches
-    any job."""
-    for arg in args:
-        key, sep, value = arg.lstrip("+~").partition("=")
-        if sep and key in CHECKED_GROUPS and value not in ("", "null"):
-            for option in _sweep_values(value):
-                check_option(key, option)
-        elif sep and not arg.startswith(("+", "~", "-")):
-            check_key(key)
-
-
-def check_key(key: str) -> None:
-    """Fail in one line, with the nearest keys, unless the schema (pipeline/core/schema.py)
-    declares `key` (`finetune.epoch` -> did you mean `finetune.epochs`?). Keys under a free
-    mapping (e.g. `prepare.min_rows.*`), Hydra's own and config groups (`hydra/launcher`) pass."""
-    parts = key.split(".")
-    groups = [p.name for p in CONF_DIR.iterdir() if p.is_dir()]
-    if parts[0] == "hydra" or "/" in key or (parts[0] in groups and len(parts) == 1):
-        return
-    node: Any = OmegaConf.structured(Config)
-    for depth, part in enumerate(parts):
-        if not isinstance(node, DictConfig) or node._metadata.object_type in (None, dict):
-            return  # a list, a value or a free mapping: Hydra checks what lies below
-        known = [str(k) for k in node.keys()]  # noqa: SIM118 (`in` skips MISSING values)
-        if part not in known:
-            where = ".".join(parts[:depth])
-            near = difflib.get_close_matches(part, known + (groups if not depth else []), n=3)
-            hint = (
-                f"did you mean {' or '.join(f'`{_join(where, n)}`' for n in near)}?"
-                if near
-                else f"the keys of `{where or 'the config'}` are {', '.join(known)}"
-            )
-            raise PipelineError(f"unknown config key `{key}`; {hint}")
-        node = node._get_node(part)
-
-
-def _join(where: str, name: str) -> str:
-    return f"{where}.{name}" if where else name
-
-
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
     """`cfg` checked against the schema (pipeline/core/schema.py); a wrong type or unknown key
     fails in one line naming it."""
@@ -357,7 +305,9 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     name = _stage_name()
     seeded = stage.seed_item is not None
     parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
-    log.info("%s took %.1f s; wrote under %s", "@".join(parts), seconds, stage.out_root)
+    later = stage.artifacts_out  # models, prepared data, stores: what later stages read
+    keyed = "" if later == stage.out_root else f"; what later stages read under {later}"
+    log.info("%s took %.1f s; wrote under %s%s", "@".join(parts), seconds, stage.out_root, keyed)
     timing = {
         "stage": name,
         "task": task,

@@ -29,6 +29,7 @@ GLUE metrics in that form).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -87,16 +88,20 @@ def bootstrap_interval(
         return np.moveaxis(values, -1, 0) if vectorized and full.ndim else values  # [K, ...]
 
     indices = (np.arange(len(arrays[0])),) if paired else tuple(np.arange(len(a)) for a in arrays)
-    result = stats.bootstrap(
-        indices,
-        on_indices,
-        n_resamples=n_resamples,
-        vectorized=vectorized,
-        paired=False,  # a single index array when paired: the pairing is in `on_indices`
-        method="percentile",
-        confidence_level=confidence,
-        rng=np.random.default_rng(seed),
-    )
+    with warnings.catch_warnings():
+        # scipy's own interval goes unused (the percentiles below leave NaN resamples out),
+        # so its warning that the interval is NaN on such a distribution says nothing here
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(
+            indices,
+            on_indices,
+            n_resamples=n_resamples,
+            vectorized=vectorized,
+            paired=False,  # a single index array when paired: the pairing is in `on_indices`
+            method="percentile",
+            confidence_level=confidence,
+            rng=np.random.default_rng(seed),
+        )
     distribution = np.asarray(result.bootstrap_distribution, dtype=float)
     distribution = distribution.reshape(len(estimate), -1)  # [K, n_resamples]
     tail = (1 - confidence) / 2 * 100

@@ -69,6 +69,11 @@ class Stage:
     portable: bool = False  # computes with CPU-independent kernels (pipeline/core/portable.py):
     # its cmd sets their environment, so that the stage need not restart itself to get it
     always_changed: bool = False  # runs on every `dvc repro` (it reads what DVC cannot track)
+    # its `outs` are each written whole under a temporary name and renamed (core.io.atomic_path),
+    # so DVC may keep them while the command runs (`persist`): a failed or interrupted run
+    # leaves the last good ones in place (a folder written file by file cannot be kept: a
+    # run writing fewer files would leave old ones in it)
+    kept_while_running: bool = False
     note: str = ""  # a comment above the stage in dvc.yaml
     dvc_plots: tuple[DvcPlot, ...] = field(default=())
 
@@ -125,6 +130,7 @@ STAGES: tuple[Stage, ...] = (
         Per.TASK_SEED,
         (*MODEL, "finetune", "precision"),
         outs=(str(layout.model(OUTPUTS, TASK, SEED)),),
+        kept_while_running=True,
         inputs=(f"{DATA}/glue/{TASK}",),
         note="per (task, fine-tuning seed): `seeds` lists the seeds; `seed` (the primary one, in\n"
         "`seeds`) seeds the data samples, so every seed is scored on the same rows",
@@ -135,6 +141,7 @@ STAGES: tuple[Stage, ...] = (
         (*MODEL, "seed", "dump_attention", "precision"),
         results=("metrics",),
         outs=(str(layout.attention_store(f"{OUTPUTS}/attention", TASK, SEED)),),
+        kept_while_running=True,
         inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
         note="every stage below that reads a fine-tuned model, or the dump of one, runs per\n"
         "(task, seed) too and writes into seed<N>/ folders (per seed only: patterns_apply, table1)",
@@ -144,6 +151,7 @@ STAGES: tuple[Stage, ...] = (
         Per.RUN,
         ("seed", "model.name", "patterns"),
         outs=(str(layout.pattern_classifier(OUTPUTS)), str(layout.pattern_labels(OUTPUTS))),
+        kept_while_running=True,
         # the label folders it reads: every folder, since DVC cannot interpolate the list
         # patterns.labels_from into deps (a change of the list reruns it through params)
         inputs=(f"{DATA}/annotations",),

@@ -120,7 +120,8 @@ def stage_lines(declared: Stage) -> list[str]:
     folders, metrics = result_outs(declared)
     if declared.outs or declared.kept_outs or folders:
         lines.append("    outs:")
-        lines += [f"      - {out}" for out in declared.outs]
+        kept = ": {persist: true}" if declared.kept_while_running else ""
+        lines += [f"      - {out}{kept}" for out in declared.outs]
         lines += [f"      - {out}: {{cache: false}}" for out in declared.kept_outs]
         lines += [f"      - {folder}: {{cache: false}}" for folder in folders]
     if metrics:

@@ -99,18 +99,34 @@ def test_every_config_group_is_typed() -> None:
     assert groups <= set(schema.Config.__dataclass_fields__)
 
 
-def test_dvc_composition_is_typed_through_the_hydra_plugin(tmp_path: Path) -> None:
-    """DVC composes params.yaml in a process that never imports the project: the schema must
-    come in through `hydra.plugins_path` (.dvc/config)."""
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("finetune.epochs=three", "Error merging override finetune.epochs=three; Value 'three'"),
+        (
+            "finetune.epoch=3",
+            "unknown config key `finetune.epoch`; did you mean `finetune.epochs`?",
+        ),
+        ("model=bert", "unknown model 'bert'; valid models: "),
+    ],
+)
+def test_dvc_composition_is_typed_and_checked_through_the_hydra_plugin(
+    tmp_path: Path, override: str, message: str
+) -> None:
+    """DVC composes params.yaml in a process that never imports the project: the schema and
+    the override checks must come in through `hydra.plugins_path` (.dvc/config), and an error
+    must reach DVC as a DvcException (one `ERROR:` line, not "unexpected error")."""
     script = (
         "from dvc.utils.hydra import compose_and_dump\n"
         f"compose_and_dump({str(tmp_path / 'p.yaml')!r}, {str(CONF_DIR)!r}, None, 'config', "
-        f"{str(REPO / 'tools')!r}, ['finetune.epochs=three'])\n"
+        f"{str(REPO / 'tools')!r}, [{override!r}])\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
     )
-    assert result.returncode != 0 and "finetune.epochs" in result.stderr
+    assert result.returncode != 0 and not (tmp_path / "p.yaml").exists()
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("dvc.exceptions.DvcException: ") and message in last, result.stderr
     assert "plugins_path = tools" in (REPO / ".dvc" / "config").read_text()
 
 
@@ -273,12 +289,14 @@ def test_the_schema_rejects_an_unknown_prepare_source():
 def test_libraries_receive_typed_settings_never_a_config_node() -> None:
     """Only the stage runner (`pipeline/core/stage.py`) holds the composed config node and
     hands each package its group as a dataclass (`StageRun.settings`); no other module under
-    `pipeline/` names `DictConfig`."""
+    `pipeline/` names `DictConfig`, but the override checks (`pipeline/core/overrides.py`),
+    which walk the schema's own node, never a composed config."""
     import ast
 
     naming = []
+    allowed = {REPO / "pipeline" / "core" / name for name in ("stage.py", "overrides.py")}
     for path in sorted((REPO / "pipeline").rglob("*.py")):
-        if path == REPO / "pipeline" / "core" / "stage.py":
+        if path in allowed:
             continue
         names = {n.id for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Name)}
         imported = {

@@ -15,7 +15,8 @@ import pytest
 from pipeline.core import stage as stage_module
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import restore_command
-from pipeline.core.stage import check_overrides, stage_main
+from pipeline.core.overrides import check_overrides
+from pipeline.core.stage import stage_main
 from tests.support.paths import REPO
 from tests.support.repos import micro_git_repo, run_ok
 
@@ -64,12 +65,16 @@ def test_an_unwritable_folder_is_one_line(capsys) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: permission denied: outputs/models;")
 
 
-def test_the_restore_command_covers_every_output_of_the_run() -> None:
+def test_the_restore_command_covers_every_output_dvc_removed() -> None:
+    # the fine-tuned model is kept while the stage runs (persist): only its results go
     command = restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
     assert command == (
-        "dvc checkout finetune@rte-42 && git checkout HEAD -- outputs/plots/finetune/rte/seed42 "
+        "git checkout HEAD -- outputs/plots/finetune/rte/seed42 "
         "outputs/figures/finetune/rte/seed42 outputs/metrics/finetune/rte/seed42.json"
     )
+    # the prepared data is written file by file, so DVC removes it and its cache restores it
+    command = restore_command("prepare", None, None, REPO / "dvc.yaml")
+    assert command == "dvc checkout prepare && git checkout HEAD -- outputs/metrics/prepare.json"
     assert restore_command("nonexistent", None, None, REPO / "dvc.yaml") is None
 
 
@@ -133,3 +138,36 @@ def test_a_failed_dvc_stage_ends_with_the_command_that_restores_its_outputs(
         p.relative_to(root): p.read_bytes() for p in (root / "data/glue").rglob("*.parquet")
     }
     assert restored == prepared
+
+
+@pytest.mark.slow
+def test_a_misspelt_label_keeps_the_classifier_and_restores_the_rest(shared_data, tmp_path):
+    """The pattern classifier is kept while patterns_train runs (persist, written whole): a
+    misspelt label fails in one line and leaves cnn.pt as it was; the last line restores the
+    results DVC removed."""
+    root = tmp_path / "repo"
+    env = micro_git_repo(root, shared_data)
+    run_ok(["dvc", "repro", "-q", "patterns_train"], root, env)
+    run_ok(["git", "add", "-A"], root, env)
+    run_ok(["git", "commit", "-qm", "trained"], root, env)
+    classifier = root / "outputs/patterns/cnn.pt"
+    trained = classifier.read_bytes()
+    labels = root / "data/annotations/minilm_l6/visual.csv"
+    lines = labels.read_text().splitlines(keepends=True)
+    labels.write_text(
+        "".join([lines[0], lines[1].replace(",vertical,", ",verticall,"), *lines[2:]])
+    )
+
+    failed = subprocess.run(
+        ["dvc", "repro", "patterns_train"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert failed.returncode != 0
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "visual.csv:2: unknown class 'verticall'" in errors[0]
+    assert classifier.read_bytes() == trained
+    restore = failed.stderr.strip().splitlines()
+    restore = [line for line in restore if line.startswith("restore ")][-1].split(": ", 1)[1]
+    assert restore.startswith("git checkout HEAD -- outputs/plots/patterns_train ")
+    assert "dvc checkout" not in restore
+    run_ok(["bash", "-c", restore], root, env)
+    assert (root / "outputs/metrics/patterns_train.json").exists()

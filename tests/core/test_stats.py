@@ -3,6 +3,7 @@ and simulated data."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import astuple
 
 import numpy as np
@@ -99,6 +100,20 @@ def test_unpaired_bootstrap_takes_groups_of_different_sizes():
     assert found.low > 0.4  # a difference of 1 with ~0.18 standard error
     with pytest.raises(ValueError, match="same number of rows"):
         bootstrap_interval(lambda a, b: 0.0, first, second)
+
+
+def test_resamples_where_the_statistic_is_undefined_are_left_out_without_a_warning():
+    """A statistic undefined on some resamples (here: those that draw no 1) leaves them out
+    of the percentiles, quietly (scipy's own interval, unused, would warn each time)."""
+    x = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+
+    def share_of_ones(values: np.ndarray) -> float:
+        return float(values.mean()) if values.max() > 0 else np.nan
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = bootstrap_interval(share_of_ones, x, seed=0)
+    assert found.estimate == pytest.approx(1 / 6) and 0 < found.low < found.high <= 1
 
 
 def test_interval_flattens_for_metrics_files():

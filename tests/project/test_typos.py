@@ -1,7 +1,7 @@
-"""A mistyped `dvc exp run -S` fails when DVC composes conf/, in an error whose first line
-names the value and what would be valid, and leaves the workspace as it was: prepared data,
-outputs, params.yaml and dvc.lock (DVC deletes a stage's outputs before running it, so a typo
-caught only by a stage would cost them)."""
+"""A mistyped `dvc exp run -S` fails when DVC composes conf/, in one error line (not DVC's
+"unexpected error") that names the value and what would be valid, and leaves the workspace as
+it was: prepared data, outputs, params.yaml and dvc.lock (DVC deletes a stage's outputs before
+running it, so a typo caught only by a stage would cost them)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,12 @@ def workspace(root: Path) -> dict[str, str]:
     [
         ("tasks=[sst3]", "Invalid value 'sst3', expected one of [cola, mnli, mrpc"),
         ("tasks=[mrpc,rtee]", "Invalid value 'rtee'"),
-        ("model=minilm", "Could not find 'model/minilm'"),
-        ("experiment=mirco", "Could not find 'experiment/mirco'"),
+        ("model=minilm", "unknown model 'minilm'; valid models: albert_base_v2"),
+        ("experiment=mirco", "unknown experiment 'mirco'; valid experiments: "),
+        (
+            "finetune.epoch=3",
+            "unknown config key `finetune.epoch`; did you mean `finetune.epochs`?",
+        ),
         ("seeds=[x]", "Value 'x' of type 'str' could not be converted to Integer"),
         ("seeds=[43]", "`seeds` [43] does not contain the primary `seed` 42; add 42"),
         ("measures.measures=[weight]", "Invalid value 'weight', expected one of [weights"),
@@ -65,6 +69,7 @@ def test_a_mistyped_experiment_stops_before_dvc_touches_the_workspace(
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")]
     assert len(errors) == 1 and first_line in errors[0], result.stderr
+    assert "unexpected error" not in result.stderr and "dvc.org/support" not in result.stderr
     assert "failed to reproduce" not in result.stderr  # no stage ran
     assert workspace(root) == before
     status = run_ok(["git", "status", "--porcelain"], root, env)
