@@ -47,7 +47,10 @@ class Upstream:
 
 @dataclass(frozen=True)
 class DvcPlot:
-    """A table of the stage's plots folder that a DVC template draws (for the primary seed)."""
+    """A table of the stage's plots folder that a DVC template draws, with its axes. A stage
+    run once (or per seed) has it in dvc.yaml's `plots:` (for the primary seed); dvc.yaml
+    cannot list a per-task table for every task of `tasks`, so `python -m tools.compare
+    --plot <table>` gives those axes to `dvc plots diff`."""
 
     table: str
     template: str
@@ -132,6 +135,7 @@ STAGES: tuple[Stage, ...] = (
         outs=(str(layout.model(OUTPUTS, TASK, SEED)),),
         kept_while_running=True,
         inputs=(f"{DATA}/glue/{TASK}",),
+        dvc_plots=(DvcPlot("loss.csv", "linear", "step", "loss"),),
         note="per (task, fine-tuning seed): `seeds` lists the seeds; `seed` (the primary one, in\n"
         "`seeds`) seeds the data samples, so every seed is scored on the same rows",
     ),
@@ -192,6 +196,10 @@ STAGES: tuple[Stage, ...] = (
         Per.TASK_SEED,
         (*MODEL, "seed", "ablate", "precision"),
         inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
+        dvc_plots=(
+            DvcPlot("layers.csv", "linear", "layer", "delta"),
+            DvcPlot("pruning.csv", "linear", "fraction_pruned", "accuracy"),
+        ),
     ),
     Stage(
         "cross_seed",
@@ -209,6 +217,7 @@ STAGES: tuple[Stage, ...] = (
             Upstream("finetune", "models"),
             Upstream("ablate", "plots"),
         ),
+        dvc_plots=(DvcPlot("curves.csv", "linear", "heads_kept", "metric"),),
     ),
     Stage(
         "measures",
@@ -221,6 +230,7 @@ STAGES: tuple[Stage, ...] = (
         Per.TASK_SEED,
         ("seed", "model.name", "analyze"),
         inputs=STORE,
+        dvc_plots=(DvcPlot("cosine_layers.csv", "linear", "layer", "cosine"),),
     ),
     Stage(
         "framenet_data",

@@ -40,8 +40,9 @@ HEADER = """\
 
 PLOTS_NOTE = """\
 # What `dvc plots show` / `dvc plots diff` draw: every figure of every stage, and the tables
-# whose shape fits a DVC template (for the primary seed). Any other table:
-# `dvc plots diff --targets <csv>`.
+# whose shape fits a DVC template (for the primary seed). A table of one task, with its
+# declared axes: `python -m tools.compare --plot <csv>`; any other: `dvc plots diff --targets
+# <csv> -x <column> -y <column>`.
 """
 
 PLACEHOLDERS = {"task": TASK, "seed": SEED}
@@ -133,8 +134,9 @@ def stage_lines(declared: Stage) -> list[str]:
 def plots_lines() -> list[str]:
     lines = ["plots:", f"  - {OUTPUTS}/figures"]
     for declared in STAGES:
+        if "task" in declared.per.value:
+            continue  # one table per task: `python -m tools.compare --plot <table>` draws it
         for plot in declared.dvc_plots:
-            assert "task" not in declared.per.value, "a DVC plot is drawn for one seed only"
             where = [layout.seed_folder("${seed}")] if declared.per is Per.SEED else []
             table = layout.results(OUTPUTS, "plots", declared.name, *where) / plot.table
             lines += [

@@ -34,7 +34,8 @@ from hydra.errors import ConfigCompositionException
 import pipeline.scale.__main__ as scale_main
 from pipeline.core.config import check_option
 from pipeline.core.errors import PipelineError
-from pipeline.core.stage import _dvc_args, check_overrides
+from pipeline.core.overrides import check_overrides
+from pipeline.core.stage import _dvc_args
 from pipeline.scale.settings import load_config
 from tests.support.builders import composed
 from tests.support.paths import REPO
