@@ -20,8 +20,9 @@ from omegaconf.errors import InterpolationResolutionError, ValidationError
 from pipeline.core import schema
 from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
+from pipeline.core.overrides import check_overrides
 from pipeline.core.schema import PrepareConfig, load_task, typed
-from pipeline.core.stage import _load_dvc_config, check_overrides
+from pipeline.core.stage import _load_dvc_config
 from tests.support.builders import composed, composed_yaml
 from tests.support.paths import REPO
 from tools.params import compose_params
