@@ -109,6 +109,7 @@ def test_every_config_group_is_typed() -> None:
             "unknown config key `finetune.epoch`; did you mean `finetune.epochs`?",
         ),
         ("model=bert", "unknown model 'bert'; valid models: "),
+        ("seeds=[43]", "DvcException: `seeds` [43] does not contain the primary `seed` 42;"),
     ],
 )
 def test_dvc_composition_is_typed_and_checked_through_the_hydra_plugin(

@@ -20,6 +20,7 @@ import sys
 
 from hydra._internal.hydra import Hydra
 from hydra.errors import HydraException
+from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core.errors import PipelineError
@@ -27,13 +28,22 @@ from pipeline.core.overrides import check_overrides
 
 
 def _one_line(error: BaseException) -> str:
-    """The error and its causes in one line, without OmegaConf's type bookkeeping."""
+    """The error and its causes in one line, without OmegaConf's type bookkeeping; the
+    project's own message alone where one of them is the project's (a resolver's check)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, PipelineError):
+            return str(cause)
+        cause = cause.__cause__ or cause.__context__
     lines = []
     while error is not None:
         lines += [line.strip() for line in str(error).splitlines()]
         error = error.__cause__
-    kept = [line for line in lines if line and not line.startswith(_BOOKKEEPING)]
-    return "; ".join(dict.fromkeys(kept))
+    kept: list[str] = []
+    for line in lines:  # a cause often repeats its wrapper's message: said once
+        if line and not line.startswith(_BOOKKEEPING) and not any(line in k for k in kept):
+            kept.append(line)
+    return "; ".join(kept)
 
 
 _BOOKKEEPING = ("reference_type=", "object_type=", "provider=", "To append to your config")
@@ -48,7 +58,9 @@ def checked(compose_config):
 
         try:
             check_overrides(list(overrides))
-            return compose_config(self, config_name, overrides, *args, **kwargs)
+            composed = compose_config(self, config_name, overrides, *args, **kwargs)
+            OmegaConf.resolve(composed)  # as DVC does next: a resolver's error lands here
+            return composed
         except (PipelineError, HydraException, OmegaConfBaseException) as error:
             raise DvcException(f"{_one_line(error)} (params.yaml is unchanged)") from None
 
