@@ -49,6 +49,15 @@ def restore_command(
     return " && ".join(commands) or None
 
 
+def close_progress_bars() -> None:
+    """Close the progress bars a stopped stage left open, so that the lines it prints last
+    start on lines of their own (an open bar ends without a newline)."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+
+
 def restore_line(command: str) -> str:
     return f"restore the outputs DVC removed before this run: {command}"
 

@@ -38,7 +38,12 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core import layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
-from pipeline.core.failure import interrupted_line, restore_command, restore_line
+from pipeline.core.failure import (
+    close_progress_bars,
+    interrupted_line,
+    restore_command,
+    restore_line,
+)
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.overrides import check_overrides
@@ -326,6 +331,7 @@ def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
     except BaseException as failure:
         if isinstance(failure, SystemExit) and failure.code in (0, None):
             raise
+        close_progress_bars()
         command = restore_command(_stage_name(), task, seed)
         if not isinstance(failure, SystemExit | KeyboardInterrupt):
             traceback.print_exc()
@@ -341,6 +347,7 @@ def _interrupt_line(stage: StageRun, task: str | None) -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
+        close_progress_bars()
         where = [task] if task else []
         checkpoints = stage.out("checkpoints", _stage_name(), *where, stage.seed_folder)
         print(interrupted_line(checkpoints), file=sys.stderr)

@@ -106,7 +106,8 @@ def _hub_options(location: str, model: ModelConfig) -> dict[str, bool]:
         return {}
     if try_to_load_from_cache(location, "config.json") is not None:
         return {"local_files_only": True}
-    raise _offline_hint(location, "the hub is out of reach and it is not in the local cache", model)
+    why = "not a folder here, and the hub is out of reach with no copy in the local cache"
+    raise _offline_hint(location, why, model)
 
 
 def _from_pretrained(auto_class, location: str, model: ModelConfig | None, **extra):

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tqdm import tqdm
 
 from pipeline.core import stage as stage_module
 from pipeline.core.errors import PipelineError, exit_on_error
@@ -89,6 +90,8 @@ def interrupted(monkeypatch, tmp_path: Path, checkpoints: bool) -> None:
     monkeypatch.setattr(stage_module, "_stage_name", lambda: "finetune")
 
     def run(stage) -> None:
+        steps = iter(tqdm(range(10), desc="training"))  # open, as a bar is when Ctrl-C comes
+        next(steps)
         raise KeyboardInterrupt
 
     with pytest.raises(SystemExit) as exited:
@@ -101,9 +104,9 @@ def test_ctrl_c_says_where_it_resumes_then_how_to_restore(
     monkeypatch, tmp_path, capsys, checkpoints
 ) -> None:
     interrupted(monkeypatch, tmp_path, checkpoints)
-    lines = capsys.readouterr().err.splitlines()
+    lines = capsys.readouterr().err.replace("\r", "\n").splitlines()[-2:]  # after the bar
     resumes = "resumes from the checkpoints in outputs/checkpoints/finetune/rte/seed42"
-    assert len(lines) == 2 and (resumes in lines[0]) == checkpoints
+    assert lines[0].startswith("interrupted; ") and (resumes in lines[0]) == checkpoints
     assert lines[1] == (
         "restore the outputs DVC removed before this run: "
         + restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
