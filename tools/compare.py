@@ -23,10 +23,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
-from pipeline.dag.declarations import STAGES, DvcPlot
+from pipeline.dag.declarations import OUTPUTS, STAGES, DvcPlot
 
-CLAIMS = "outputs/metrics/claims.json"
+CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict
 WIDTH = 100
 Change = dict  # one metric's {"old": ..., "new": ..., "diff": ...} in `dvc metrics diff --json`
@@ -118,7 +119,7 @@ def metric_lines(diff: dict[str, dict[str, Change]], shown: int) -> list[str]:
     ]
     largest = sorted(changes, key=lambda c: _relative(c[2]), reverse=True)[:shown]
     for file, name, change in largest:
-        where = _fit(f"{PurePosixPath(file).relative_to('outputs/metrics')}: {name}", 64)
+        where = _fit(f"{PurePosixPath(file).relative_to(OUTPUTS, 'metrics')}: {name}", 64)
         values = f"{_number(change.get('old'))} -> {_number(change.get('new'))}"
         lines.append(f"  {where:<64} {values}")
     return lines
@@ -138,7 +139,7 @@ def report(diff: dict[str, dict[str, Change]], revisions: Sequence[str], shown: 
 def declared_plot(table: str) -> DvcPlot:
     """The axes declared for a table of outputs/plots/<stage>/..., by its stage and file name."""
     parts = PurePosixPath(table).parts
-    if len(parts) < 4 or parts[:2] != ("outputs", "plots"):
+    if len(parts) < 4 or parts[:2] != (OUTPUTS, "plots"):
         raise PipelineError(f"{table} is not a table under outputs/plots/<stage>/")
     for stage in STAGES:
         if stage.name == parts[2]:
