@@ -35,14 +35,14 @@ from pipeline.claims.coverage import write_simulated_table
 from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
-from pipeline.claims.shares import corrected_shares
+from pipeline.claims.shares import SHARE_RESAMPLES, corrected_shares
 from pipeline.claims.thresholds import RECURS
 
 HEADS = 72  # MiniLM-L6's 6 x 12 heads: the threshold is a share of 1/72
 EXAMPLES = 64  # examples per task whose maps the classifier labels (the quick profile's)
 MULTIPLES = (0.5, 1.0, 2.0)  # true shares, in thresholds
 SEED_COUNTS = (1, 3)
-RESAMPLES = 200  # per interval (the claims stage draws shares.SHARE_RESAMPLES)
+RESAMPLES = SHARE_RESAMPLES  # per interval, as the claims stage draws them
 REPLICATES = 2000
 LOWEST_COVERAGE = 0.94  # 95% less two Monte Carlo standard errors at 2,000 replicates
 MOST_FALSE_CONTRADICTIONS = 0.025  # one tail of a 95% interval
@@ -136,21 +136,23 @@ def simulate(
     )
 
 
+def boundary_row(c: Classifier, seeds: int, multiple: float, replicates: int = REPLICATES) -> str:
+    """One row of the table, as Markdown (each row is seeded alike, so any row can be
+    recomputed on its own)."""
+    found = simulate(c, multiple, seeds, replicates=replicates)
+    false = "-" if np.isnan(found.false_contradictions) else f"{found.false_contradictions:.3f}"
+    return (
+        f"| {c.name} | {seeds} | {multiple:g} | {found.coverage:.3f} | {false} "
+        f"| {found.decided:.3f} | {found.below_resolution:.3f} | {found.not_identifiable:.3f} |"
+    )
+
+
 def boundary_table(replicates: int = REPLICATES) -> str:
     """Every row as the Markdown table docs/statistics.md shows."""
     rows = [HEADER, "|---|---|---|---|---|---|---|---|"]
     for c in CLASSIFIERS:
         for seeds in SEED_COUNTS:
-            for multiple in MULTIPLES:
-                found = simulate(c, multiple, seeds, replicates=replicates)
-                false = "-" if np.isnan(found.false_contradictions) else (
-                    f"{found.false_contradictions:.3f}"
-                )  # fmt: skip
-                rows.append(
-                    f"| {c.name} | {seeds} | {multiple:g} | {found.coverage:.3f} | {false} "
-                    f"| {found.decided:.3f} | {found.below_resolution:.3f} "
-                    f"| {found.not_identifiable:.3f} |"
-                )
+            rows += [boundary_row(c, seeds, m, replicates) for m in MULTIPLES]
     return "\n".join(rows)
 
 
