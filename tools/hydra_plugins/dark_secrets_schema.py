@@ -26,6 +26,9 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.core.errors import PipelineError
 from pipeline.core.overrides import check_overrides
 
+# lines of OmegaConf's and Hydra's messages that say nothing to a user of this project
+_BOOKKEEPING = ("reference_type=", "object_type=", "provider=", "To append to your config")
+
 
 def _one_line(error: BaseException) -> str:
     """The error and its causes in one line, without OmegaConf's type bookkeeping; the
@@ -44,9 +47,6 @@ def _one_line(error: BaseException) -> str:
         if line and not line.startswith(_BOOKKEEPING) and not any(line in k for k in kept):
             kept.append(line)
     return "; ".join(kept)
-
-
-_BOOKKEEPING = ("reference_type=", "object_type=", "provider=", "To append to your config")
 
 
 def checked(compose_config):
