@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
-from pipeline.dag.declarations import OUTPUTS, STAGES, DvcPlot
+from pipeline.dag.declarations import OUTPUTS, DvcPlot, stage
 
 CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict
@@ -141,17 +141,20 @@ def declared_plot(table: str) -> DvcPlot:
     parts = PurePosixPath(table).parts
     if len(parts) < 4 or parts[:2] != (OUTPUTS, "plots"):
         raise PipelineError(f"{table} is not a table under outputs/plots/<stage>/")
-    for stage in STAGES:
-        if stage.name == parts[2]:
-            for plot in stage.dvc_plots:
-                if plot.table == parts[-1]:
-                    return plot
-            named = ", ".join(p.table for p in stage.dvc_plots) or "none"
-            raise PipelineError(
-                f"{stage.name} declares no axes for {parts[-1]} (it does for: {named}); give "
-                f"them yourself: dvc plots diff --targets {table} -x <column> -y <column>"
-            )
-    raise PipelineError(f"no stage named {parts[2]!r} (the folder after outputs/plots/)")
+    try:
+        declared = stage(parts[2])
+    except KeyError:
+        raise PipelineError(
+            f"no stage named {parts[2]!r} (the folder after outputs/plots/)"
+        ) from None
+    plots = {plot.table: plot for plot in declared.dvc_plots}
+    if parts[-1] not in plots:
+        raise PipelineError(
+            f"{declared.name} declares no axes for {parts[-1]} (it does for: "
+            f"{', '.join(plots) or 'none'}); give them yourself: "
+            f"dvc plots diff --targets {table} -x <column> -y <column>"
+        )
+    return plots[parts[-1]]
 
 
 def plot_command(table: str, revisions: Sequence[str]) -> list[str]:

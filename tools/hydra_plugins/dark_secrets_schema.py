@@ -30,20 +30,25 @@ from pipeline.core.overrides import check_overrides
 _BOOKKEEPING = ("reference_type=", "object_type=", "provider=", "To append to your config")
 
 
+def _chain(error: BaseException | None, during: bool) -> list[BaseException]:
+    """The error and what it was raised from (and, with `during`, what it was raised while
+    handling), outermost first."""
+    chain: list[BaseException] = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or (error.__context__ if during else None)
+    return chain
+
+
 def _one_line(error: BaseException) -> str:
     """The error and its causes in one line, without OmegaConf's type bookkeeping; the
     project's own message alone where one of them is the project's (a resolver's check)."""
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, PipelineError):
-            return str(cause)
-        cause = cause.__cause__ or cause.__context__
-    lines = []
-    while error is not None:
-        lines += [line.strip() for line in str(error).splitlines()]
-        error = error.__cause__
+    ours = [e for e in _chain(error, during=True) if isinstance(e, PipelineError)]
+    if ours:
+        return str(ours[0])
     kept: list[str] = []
-    for line in lines:  # a cause often repeats its wrapper's message: said once
+    for line in (line.strip() for e in _chain(error, False) for line in str(e).splitlines()):
+        # a cause often repeats its wrapper's message: said once
         if line and not line.startswith(_BOOKKEEPING) and not any(line in k for k in kept):
             kept.append(line)
     return "; ".join(kept)
