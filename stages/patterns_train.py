@@ -12,7 +12,7 @@ outputs/patterns/labels.csv (one resolved label per map), outputs/metrics/patter
 `cnn_unseen.<folder>.<score>` on every other label folder under data/annotations/, whose maps
 the classifier never learnt from); under
 outputs/plots/patterns_train/: scores.csv, agreement.csv (annotator pairs per folder),
-cross_validation.csv (every labelled map's visual, out-of-fold CNN and rule label),
+cross_validation.csv (every labelled map's input example, visual, out-of-fold CNN and rule label),
 recall_by_round.csv (each class's recall per folder and labelling round), confusion.csv and
 summary.txt (the report's statement of what the classifier rests on); and
 Fig. 1 (a typical map of each type on which the visual label and the classifier agree)

@@ -58,8 +58,9 @@ def _block_case(observed_block: float, seed: int = 0):
     actual = ["block"] * 20 + ["other"] * 696
     predicted = ["block"] * 5 + ["other"] * 15 + ["block"] * 11 + ["other"] * 685
     observed = np.array([observed_block, 1 - observed_block])
+    examples = [str(i) for i in range(len(actual))]  # a map per example
     return corrected_shares(
-        observed, observed - 0.0017, observed + 0.0017, actual, predicted, TYPES,
+        observed, observed - 0.0017, observed + 0.0017, actual, predicted, examples, TYPES,
         0.005, resamples=400, seed=seed,
     )  # fmt: skip
 

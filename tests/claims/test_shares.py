@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import beta
 
 from pipeline.claims.kovaleva import type_shares, types_recur
 from pipeline.claims.outputs import StageOutputs
@@ -15,8 +16,12 @@ from pipeline.claims.shares import (
     adjusted_shares,
     confusion_counts,
     corrected_shares,
+    design_effects,
     error_rates,
+    example_counts,
+    resampled_counts,
     separation,
+    side_rates,
 )
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
@@ -67,11 +72,15 @@ def _labelled(recalled_c: int) -> tuple[list[str], list[str]]:
     return actual, predicted
 
 
+EXAMPLES = [f"e{i}" for i in range(220)]  # each of `_labelled`'s maps from its own example
+
+
 def _shares(recalled_c: int, observed, seed_change: float = 0.0):
     observed = np.asarray(observed)
+    actual, predicted = _labelled(recalled_c)
     return corrected_shares(
-        observed, observed - 0.01, observed + 0.01, *_labelled(recalled_c), ("a", "b", "c"),
-        seed_change, resamples=300, seed=0,
+        observed, observed - 0.01, observed + 0.01, actual, predicted, EXAMPLES,
+        ("a", "b", "c"), seed_change, resamples=300, seed=0,
     )  # fmt: skip
 
 
@@ -91,7 +100,8 @@ def test_a_type_without_labelled_maps_is_not_identifiable():
     actual, predicted = _labelled(0)
     found = corrected_shares(
         np.array([0.6, 0.4, 0.0]), np.array([0.59, 0.39, 0.0]), np.array([0.61, 0.41, 0.01]),
-        actual[:200], predicted[:200], ("a", "b", "c"), 0.0, resamples=100, seed=0,
+        actual[:200], predicted[:200], EXAMPLES[:200], ("a", "b", "c"), 0.0, resamples=100,
+        seed=0,
     )  # fmt: skip
     assert found.identifiable.tolist() == [True, True, False]
     assert found.labelled[2] == 0 and np.isnan(found.corrected[2])
@@ -123,6 +133,76 @@ def test_a_share_within_the_classifiers_errors_is_unresolved():
     assert found.false_positive[1] == pytest.approx(10 / 120)  # 10 of the 120 a and c maps
 
 
+def _examples_of(size: int, count: int) -> list[str]:
+    """`count` map's examples, `size` consecutive maps each."""
+    return [f"e{i // size}" for i in range(count)]
+
+
+def test_resampling_draws_whole_examples():
+    """Three maps an example, all labelled a; an example's maps are all called a or all b:
+    every resample counts a multiple of three maps in each cell."""
+    actual = ["a"] * 30
+    predicted = ["a"] * 18 + ["b"] * 12
+    per_example = example_counts(actual, predicted, _examples_of(3, 30), ["a", "b"])
+    assert per_example.shape == (10, 2, 2) and per_example.sum(0)[0].tolist() == [18, 12]
+    drawn = resampled_counts(per_example, 200, np.random.default_rng(0))  # [200, 2, 2]
+    assert (drawn.sum((1, 2)) == 30).all() and (drawn % 3 == 0).all()
+    assert len(np.unique(drawn[:, 0, 0])) > 3  # the draws differ
+
+
+def test_the_design_effect_is_one_for_maps_of_their_own_examples_and_grows_with_clusters():
+    """Ten examples of four maps labelled a, each example's maps all called a or all b (5
+    and 5): the rate's variance between examples is E m / (E - 1) = 40/9 times that of
+    independent maps (n - 1 = 39 in its denominator). One map an example: exactly 1."""
+    actual, predicted = ["a"] * 40, ["a"] * 20 + ["b"] * 20
+    clustered = example_counts(actual, predicted, _examples_of(4, 40), ["a", "b"])
+    alone = example_counts(actual, predicted, _examples_of(1, 40), ["a", "b"])
+    assert design_effects(clustered)[0] == pytest.approx(40 / 9 * 39 / 40)
+    assert design_effects(alone).tolist() == [1.0, 1.0]  # b has no maps: 1
+
+
+def test_each_side_draws_the_rates_exact_confidence_distribution():
+    """Two types, type a's row 5 of 20 recalled: its upper bound draws the recall from
+    Beta(5, 16), whose 2.5th percentile is the exact (Clopper-Pearson) lower bound; its
+    lower bound draws it from Beta(6, 15), whose 97.5th percentile is the exact upper
+    bound; b's row (3 of 100 called a) alike."""
+    counts = np.array([[5.0, 15.0], [3.0, 97.0]])
+    rng = np.random.default_rng(0)
+    high = side_rates(counts, 0, 0, True, 200_000, rng)  # [B, 2, 2]
+    low = side_rates(counts, 0, 0, False, 200_000, rng)
+    assert np.percentile(high[:, 0, 0], 2.5) == pytest.approx(beta.ppf(0.025, 5, 16), rel=0.02)
+    assert np.percentile(low[:, 0, 0], 97.5) == pytest.approx(beta.ppf(0.975, 6, 15), rel=0.02)
+    assert np.percentile(high[:, 1, 0], 2.5) == pytest.approx(beta.ppf(0.025, 3, 98), rel=0.03)
+    assert np.percentile(low[:, 1, 0], 97.5) == pytest.approx(beta.ppf(0.975, 4, 97), rel=0.02)
+    assert np.allclose(high.sum(-1), 1) and np.allclose(low.sum(-1), 1)
+
+
+def test_the_other_rows_share_one_pseudo_count_for_a_type_with_no_false_positives():
+    """Three types, none ever called c by mistake: c's lower bound draws the others' c cells
+    from one pseudo-count split between the two rows, not one each."""
+    counts = np.array([[50.0, 0.0, 0.0], [0.0, 50.0, 0.0], [0.0, 0.0, 50.0]])
+    low = side_rates(counts, 2, 2, False, 100_000, np.random.default_rng(0))
+    assert low[:, 0, 2].mean() == pytest.approx(0.5 / 50.5, rel=0.03)
+    high = side_rates(counts, 2, 2, True, 100, np.random.default_rng(0))
+    assert (high[:, :2, 2] == 0).all()  # no pseudo-count, no false positive: exactly 0
+
+
+def test_maps_that_cluster_by_example_widen_the_interval():
+    """The same labels, each map from its own example, then five consecutive maps (alike
+    by eye and by the classifier) an example: fewer effective maps, a wider interval (c's
+    20 maps in 4 examples are then too few to identify it)."""
+    actual, predicted = _labelled(18)
+    observed = np.array([0.5, 0.3, 0.2])
+    widths = []
+    for examples in (_examples_of(1, 220), _examples_of(5, 220)):
+        found = corrected_shares(
+            observed, observed - 0.01, observed + 0.01, actual, predicted, examples,
+            ("a", "b", "c"), 0.0, resamples=400, seed=0,
+        )  # fmt: skip
+        widths.append(found.ci_high - found.ci_low)
+    assert (widths[1][:2] > 1.5 * widths[0][:2]).all()  # a and b: 100 maps, 20 examples
+
+
 def _outputs(
     tmp_path, recalled_block: int, shares: dict[str, float], task: str = "mrpc"
 ) -> StageOutputs:
@@ -143,7 +223,7 @@ def _outputs(
     rows += [("sst2", k, k) for k in CLASSES if k != "block" for i in range(50)]
     frame = pd.DataFrame(rows, columns=["task", "visual", "cnn"])
     (tmp_path / "plots" / "patterns_train").mkdir(parents=True)
-    frame.assign(map_id=[f"m{i}" for i in range(len(frame))]).to_csv(
+    frame.assign(map_id=[f"m{i}" for i in range(len(frame))], example_id=range(len(frame))).to_csv(
         tmp_path / "plots" / "patterns_train" / "cross_validation.csv", index=False
     )
     (tmp_path / "plots" / "framenet").mkdir(parents=True)  # 100 heads: one head's share 0.01
@@ -199,6 +279,14 @@ def test_on_one_sentence_inputs_the_claim_covers_four_types_corrected_on_their_o
     measured = claim.measure(_outputs(tmp_path / "again", 0, shares, task="sst2"), 42)
     assert claim.rule(measured) == "supported"  # block's lack of recall does not count here
     assert measured.statistic == pytest.approx(100 * 0.1, abs=1e-5)  # in heads' worth
+
+
+def test_labelled_maps_without_their_examples_fail_in_one_line(tmp_path):
+    out = _outputs(tmp_path, 12, SHARES)
+    table = tmp_path / "plots" / "patterns_train" / "cross_validation.csv"
+    pd.read_csv(table).drop(columns="example_id").to_csv(table, index=False)
+    with pytest.raises(PipelineError, match="no example_id column; rerun it"):
+        type_shares(out, "mrpc", 42)
 
 
 def test_a_one_sentence_map_labelled_block_fails_in_one_line(tmp_path):

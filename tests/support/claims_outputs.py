@@ -113,8 +113,9 @@ def build_outputs(
     labelled = [(f"{t}{k}{i}", t, k, k if i < 38 else "diagonal" if k == "vertical" else "vertical")
                 for t in ("sst2", "rte") for k in CLASSES if t == "rte" or k != "block"
                 for i in range(40)]  # fmt: skip
-    _write(root, "plots/patterns_train/cross_validation.csv",
-           pd.DataFrame(labelled, columns=["map_id", "task", "visual", "cnn"]))  # fmt: skip
+    cross_validation = pd.DataFrame(labelled, columns=["map_id", "task", "visual", "cnn"])
+    cross_validation.insert(2, "example_id", range(len(labelled)))  # a map per example
+    _write(root, "plots/patterns_train/cross_validation.csv", cross_validation)
     framenet = pd.DataFrame(
         {
             "layer": [1, 1, 2, 2, 3],

@@ -93,8 +93,8 @@ class LabelledSet:
 class TrainedClassifier:
     ensembles: list[list[PatternCNN]]  # the classifier, then the seed-stability ensemble
     labelled: LabelledSet
-    out_of_fold: pd.DataFrame  # map_id, labels_from, round, variant, task, agreed, visual,
-    # cnn, confidence, rule
+    out_of_fold: pd.DataFrame  # map_id, labels_from, round, variant, task, example_id,
+    # agreed, visual, cnn, confidence, rule
     scores: pd.DataFrame  # labels_from (a folder, or 'all'), method, score, estimate, ci_low,
     # ci_high
     agreement: pd.DataFrame  # labels_from, primary, other, pairs, agreement, kappa
@@ -378,9 +378,9 @@ def train_classifier(
         )
         table.insert(0, "labels_from", folder.name)
         scores.append(table)
-    out_of_fold = origin[["map_id", "labels_from", "round", "variant", "task", "agreed"]].assign(
-        visual=labels, cnn=predicted, confidence=confidence, rule=rule
-    )
+    out_of_fold = origin[
+        ["map_id", "labels_from", "round", "variant", "task", "example_id", "agreed"]
+    ].assign(visual=labels, cnn=predicted, confidence=confidence, rule=rule)
     agreement = pd.concat(
         [
             annotator_agreement(group).assign(labels_from=name)

@@ -100,7 +100,7 @@ def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     )
     assert metrics["rule.accuracy"] > 0.9  # the hand-built maps are clean
     cv = pd.read_csv(tmp_path / "outputs" / "plots" / "patterns_train" / "cross_validation.csv")
-    groups = cv.merge(sample, on=["map_id", "variant", "task"])
+    groups = cv.merge(sample, on=["map_id", "variant", "task", "example_id"])
     assert len(cv) == len(sample) and groups["map_id"].is_unique
     assert (
         tmp_path / "outputs" / "figures" / "patterns_train" / "fig1_pattern_examples.png"
