@@ -30,8 +30,8 @@ The interval (95%) draws, per resample, everything the estimate rests on:
   pseudo-count and the other rows one together, split evenly (one each would count the
   pooled false-positive rate's pseudo-count once per row). A single symmetric prior
   (Jeffreys, before) undercovered at the claim's boundary: with 20 labelled block maps, 5
-  recalled, its interval was falsely contradicted 4.5% of the time at the threshold
-  (`boundary_coverage`), where a 95% interval's one side allows 2.5%.
+  recalled, its interval was falsely contradicted at the threshold (`boundary_coverage`)
+  more often than a 95% interval's one side allows (2.5%).
   Not the labelled maps resampled with replacement: with few maps a bootstrap's spread
   shrinks with the count itself (a type never called by mistake in the labelled set gets no
   spread at all);
