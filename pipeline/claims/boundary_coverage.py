@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.claims.coverage import write_simulated_table
+from pipeline.claims.coverage import LOWEST_COVERAGE, write_simulated_table
 from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
@@ -46,7 +46,6 @@ MULTIPLES = (0.5, 1.0, 2.0)  # true shares, in thresholds
 SEED_COUNTS = (1, 3)
 RESAMPLES = SHARE_RESAMPLES  # per interval, as the claims stage draws them
 REPLICATES = 2000
-LOWEST_COVERAGE = 0.94  # 95% less two Monte Carlo standard errors at 2,000 replicates
 MOST_FALSE_CONTRADICTIONS = 0.025  # one tail of a 95% interval
 TYPES = ("type", "other")
 TABLE = Path("outputs/reference/boundary_coverage.md")
@@ -137,6 +136,17 @@ def simulate(
         unresolved / runs,
         1 - runs / replicates,
     )
+
+
+def meets_bar(coverage: float, false_contradictions: float, runs: float) -> bool:
+    """The bar each row is held to, each part read with its Monte Carlo error over `runs`
+    replicates: coverage at least `LOWEST_COVERAGE` (95% less two standard errors at 2,000
+    replicates), and false contradictions (NaN: the claim is false there) at most
+    `MOST_FALSE_CONTRADICTIONS` plus two standard errors of that rate, which a calibrated
+    interval's one side reaches exactly at the threshold."""
+    rate = MOST_FALSE_CONTRADICTIONS
+    most = rate + 2 * np.sqrt(rate * (1 - rate) / runs)
+    return coverage >= LOWEST_COVERAGE and not false_contradictions > most
 
 
 def boundary_row(c: Classifier, seeds: int, multiple: float, replicates: int = REPLICATES) -> str:
