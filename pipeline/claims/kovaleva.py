@@ -289,12 +289,16 @@ def heterogeneous_minority(task: str) -> Claim:
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
         found = type_shares(out, task, seed)
-        if reason := unidentified(found):
-            return undefined(reason)
         i = found.classes.index("heterogeneous")
+        if not found.identifiable[i]:
+            return undefined(unidentified(found))
         unresolvable = "heterogeneous" in found.below_resolution()
+        hidden = unidentified(found)
         return Estimate(
             *(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)),
+            note=f"{hidden}; the heterogeneous share is solved with it taken as absent"
+            if hidden
+            else "",
             unresolved=below_resolution(found) if unresolvable else "",
         )
 

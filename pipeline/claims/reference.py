@@ -120,11 +120,12 @@ def kept_measurement(claim: Claim, out: KeptOutputs, kept: pd.DataFrame, seed: i
     names = (claim.name, RENAMED.get(claim.name, claim.name))
     found = kept[kept["claim"].isin(names) & (kept["seed"] == seed)]
     if found.empty or found["estimate"].isna().all():
-        try:  # a statistic undefined by design says why itself
+        try:  # a statistic undefined by design says why itself; a remeasured one is new
             shape = claim.measure(out, seed)
         except PipelineError:
             return undefined(NOT_MEASURED)
-        return shape if shape.undefined else undefined(NOT_MEASURED)
+        remeasured = claim.name.startswith(REMEASURED)
+        return shape if shape.undefined or remeasured else undefined(NOT_MEASURED)
     row = found.iloc[0]
     numbers = (float(row["estimate"]), float(row["ci_low"]), float(row["ci_high"]))
     try:

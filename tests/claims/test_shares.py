@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from pipeline.claims.kovaleva import type_shares, types_recur
+from pipeline.claims.kovaleva import heterogeneous_minority, type_shares, types_recur
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.shares import (
     adjusted_shares,
@@ -279,6 +279,23 @@ def test_on_one_sentence_inputs_the_claim_covers_four_types_corrected_on_their_o
     measured = claim.measure(_outputs(tmp_path / "again", 0, shares, task="sst2"), 42)
     assert claim.rule(measured) == "supported"  # block's lack of recall does not count here
     assert measured.statistic == pytest.approx(100 * 0.1, abs=1e-5)  # in heads' worth
+
+
+def test_the_heterogeneous_row_reads_the_corrected_share_against_half(tmp_path):
+    """MRPC's row carries the paper's 32%; a heterogeneous share of 0.1 is a minority. With
+    block unidentified (none of its 12 maps recalled) the share is still measured, block
+    taken as absent, and the note says so."""
+    claim = heterogeneous_minority("mrpc")
+    assert claim.source.number == 0.32 and claim.rule.side == "below"
+    measured = claim.measure(_outputs(tmp_path, 12, SHARES), 42)
+    found = type_shares(_outputs(tmp_path / "again", 12, SHARES), "mrpc", 42)
+    het = found.classes.index("heterogeneous")
+    assert measured.statistic == pytest.approx(found.corrected[het])
+    assert claim.rule(measured) == "supported" and measured.note == ""
+    blind = claim.measure(_outputs(tmp_path / "blind", 0, SHARES), 42)
+    assert not blind.undefined and claim.rule(blind) == "supported"
+    assert blind.note.startswith("the classifier cannot identify block")
+    assert blind.note.endswith("the heterogeneous share is solved with it taken as absent")
 
 
 def test_labelled_maps_without_their_examples_fail_in_one_line(tmp_path):
