@@ -236,9 +236,13 @@ def sweep_table(
     `delta` and its Benjamini-Hochberg `q_value` (over all heads; over all layers); and the
     mean task loss on the gold labels with `delta_loss`, its interval `loss_ci_low`..
     `loss_ci_high`, `loss_p_value` (sign flips of the per-example loss changes) and
-    `loss_q_value`. The loss is finer-grained than the metric on small samples."""
+    `loss_q_value`. The loss is finer-grained than the metric on small samples. Every other
+    metric m of the task gets its change `delta_<m>` with its paired bootstrap interval
+    `ci_low_<m>`..`ci_high_<m>` too (a paper may print its figure in it: Kovaleva et al.'s
+    Fig. 8 gives MRPC's in F1)."""
     gold = torch.tensor(labels)  # a copy: frames hand out read-only arrays
     metric = batched_metric(task)
+    others = [name for name in task.metrics if name != task.main_metric]
     resamples = {"seed": uncertainty.seed, "vectorized": True}
     base_predictions = predictions_from_logits(task, result.baseline)  # [N]
     base_losses = example_losses(task, torch.from_numpy(result.baseline), gold).numpy()  # [N]
@@ -263,6 +267,21 @@ def sweep_table(
             **resamples,
         )
         scores = task_metrics(task, labels, logits)
+        other_deltas = {}
+        for name in others:
+            change_in = paired_difference_interval(
+                batched_metric(task, name),
+                labels,
+                base_predictions,
+                predictions,
+                n_resamples=uncertainty.bootstrap_resamples,
+                **resamples,
+            )
+            other_deltas |= {
+                f"delta_{name}": change_in.estimate,
+                f"ci_low_{name}": change_in.low,
+                f"ci_high_{name}": change_in.high,
+            }
         records.append(
             {
                 "layer": ablation.layer,
@@ -287,6 +306,7 @@ def sweep_table(
                 "loss_p_value": paired_test(
                     change, n_resamples=uncertainty.permutation_resamples, seed=uncertainty.seed
                 ),
+                **other_deltas,
             }
         )
     table = pd.DataFrame.from_records(records)
@@ -297,7 +317,8 @@ def sweep_table(
         for members in (family, ~family):
             table.loc[members, q_column] = benjamini_hochberg(table.loc[members, column])
     order = [*table.columns[: table.columns.get_loc("p_value") + 1], "q_value"]
-    return table[order + [c for c in table.columns if c not in order]]
+    last = [f"{part}_{name}" for name in others for part in ("delta", "ci_low", "ci_high")]
+    return table[order + [c for c in table.columns if c not in order + last] + last]
 
 
 def baseline_interval(

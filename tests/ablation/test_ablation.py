@@ -173,6 +173,24 @@ def test_sweep_table_and_summary_known_answer():
     assert numbers["heads_significantly_help"] == numbers["heads_significantly_hurt"] == 0
 
 
+def test_every_other_metric_of_the_task_gets_its_change_and_interval():
+    """MRPC's F1 beside its accuracy: labels 1, 1, 0, 0; the baseline calls all four 1
+    (F1 = 2 x 2 / (2 x 2 + 2) = 2/3), the ablated model gets the first 0 wrong-way round
+    too and the third right (predictions 1, 1, 0, 1: F1 = 4/5)."""
+    task = load_task("mrpc")
+    labels = np.array([1, 1, 0, 0])
+    ones = np.array([[0.0, 1.0]] * 4)
+    better = ones.copy()
+    better[2] = [1.0, 0.0]
+    result = SweepResult(ablations=[Ablation(0, 0)], baseline=ones, logits=better[None])
+    table = sweep_table(result, task, labels, QUICK)
+    assert task.main_metric == "accuracy" and table["delta"].iloc[0] == pytest.approx(0.25)
+    assert table["delta_f1"].iloc[0] == pytest.approx(4 / 5 - 2 / 3)
+    assert table["ci_low_f1"].iloc[0] <= table["delta_f1"].iloc[0] <= table["ci_high_f1"].iloc[0]
+    assert list(table.columns[-3:]) == ["delta_f1", "ci_low_f1", "ci_high_f1"]
+    assert "delta_accuracy" not in table  # the main metric's change is `delta`
+
+
 def test_sweep_table_tests_and_corrects_known_answers():
     """Eight examples (2^8 sign patterns: the test is exact): disabling head 0 turns six
     wrong answers right and none the other way (two-sided sign-flip p = 2 / 2^6), head 1

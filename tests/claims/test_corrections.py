@@ -1,13 +1,15 @@
 """Registry version 3's corrections of what the claims say: rows the papers never ran are
 extensions, Clark's "All" row is read against the paper's own margin, CoNLL's numbers stay
-out of GAP's paper column, and an underpowered row says whether rows or seeds would decide
-it."""
+out of GAP's paper column, MRPC's head-removal row reads Fig. 8's F1, and an underpowered
+row says whether rows or seeds would decide it."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
+import pytest
 
 from pipeline.claims.clark import coref_head_beats_nearest, no_head_does_syntax_overall
 from pipeline.claims.evaluate import (
@@ -17,7 +19,9 @@ from pipeline.claims.evaluate import (
     rows_needed,
     seeds_needed,
 )
+from pipeline.claims.kovaleva import removal_helps
 from pipeline.claims.michel import claims as michel_claims
+from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Estimate
 from pipeline.claims.voita import most_heads_prunable
 
@@ -46,6 +50,38 @@ def _pooled(between: float, within: float, seeds: int = 3) -> Estimate:
         0.0, -half, half, critical=1.96,
         evidence={"seeds": seeds, "between_seeds": between, "within_seeds": within, "rows": 96},
     )  # fmt: skip
+
+
+def _ablated_heads(tmp_path, with_f1: bool) -> StageOutputs:
+    """Three MRPC heads on 100 rows: in accuracy the third's removal helps most (+0.03), in
+    F1 the first's (+0.05)."""
+    (tmp_path / "metrics/ablate/mrpc").mkdir(parents=True)
+    (tmp_path / "metrics/ablate/mrpc/seed42.json").write_text(json.dumps({"num_examples": 100}))
+    heads = pd.DataFrame(
+        {"layer": [1, 1, 2], "head": [1, 2, 1], "delta": [0.0, -0.01, 0.03],
+         "ci_low": [-0.02, -0.03, 0.01], "ci_high": [0.02, 0.01, 0.05], "q_value": [1, 1, 0.2]}
+    )  # fmt: skip
+    if with_f1:
+        heads = heads.assign(
+            delta_f1=[0.05, 0.0, 0.01],
+            ci_low_f1=[0.03, -0.02, -0.01],
+            ci_high_f1=[0.07, 0.02, 0.03],
+        )
+    (tmp_path / "plots/ablate/mrpc/seed42").mkdir(parents=True)
+    heads.to_csv(tmp_path / "plots/ablate/mrpc/seed42/heads.csv", index=False)
+    return StageOutputs(tmp_path)
+
+
+def test_mrpcs_head_removal_row_reads_fig8s_f1_where_the_ablation_table_has_it(tmp_path):
+    claim = removal_helps("mrpc", "heads")
+    assert claim.statistic.startswith("the best head removal's change in f1 (Fig. 8's scale")
+    assert claim.source.number_note.endswith("in f1 (Fig. 8's scale)")
+    in_f1 = claim.measure(_ablated_heads(tmp_path / "f1", with_f1=True), 42)
+    assert in_f1.statistic == pytest.approx(0.05) and in_f1.note == ""
+    in_accuracy = claim.measure(_ablated_heads(tmp_path / "old", with_f1=False), 42)
+    assert in_accuracy.statistic == pytest.approx(0.03)
+    assert in_accuracy.note == "in accuracy: this run's ablation table has no f1 interval"
+    assert "f1" not in removal_helps("rte", "heads").statistic  # RTE's figure is accuracy
 
 
 def test_a_row_the_seeds_spread_keeps_undecided_asks_for_seeds_and_says_how_many():
