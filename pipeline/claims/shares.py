@@ -47,7 +47,8 @@ the estimate itself stays on the simplex. Type k's bounds are the 2.5th percenti
 low-side draws and the 97.5th of its high-side draws.
 
 A type is *below the classifier's resolution* when its observed share's 95% upper bound
-(over examples) is below the exact 95% lower bound of its false-positive rate: the
+(over examples) is below the exact 95% lower bound of its false-positive rate (at the
+effective counts): the
 classifier calls more maps that type by mistake than the run shows at all, so the
 correction's model does not fit the data and says nothing of the true share. A claim on
 such a type is inconclusive, whatever its interval (kovaleva.py; rules.Estimate.unresolved).
@@ -68,21 +69,12 @@ SUM_WEIGHT = 1e3  # weight of the Σ p = 1 row in the least-squares system
 SHARE_RESAMPLES = 1000  # joint draws behind each corrected share's interval
 
 
-def confusion_counts(
-    actual: Sequence[str], predicted: Sequence[str], classes: Sequence[str]
-) -> np.ndarray:
-    """C [K, K]: C[i, j] = maps labelled classes[i] that the classifier called classes[j]."""
-    index = {name: k for k, name in enumerate(classes)}
-    counts = np.zeros((len(classes), len(classes)))
-    np.add.at(counts, ([index[a] for a in actual], [index[p] for p in predicted]), 1)
-    return counts
-
-
 def example_counts(
     actual: np.ndarray, predicted: np.ndarray, examples: np.ndarray, classes: Sequence[str]
 ) -> np.ndarray:
-    """C [E, K, K]: `confusion_counts` of each input example's labelled maps (`examples` [N]
-    names each map's example), in order of the examples' first maps."""
+    """C [E, K, K]: per input example, C[e, i, j] = its labelled maps labelled classes[i]
+    that the classifier called classes[j] (`examples` [N] names each map's example), in
+    order of the examples' first maps; summed over examples, the confusion counts."""
     names, first, example = np.unique(examples, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))  # [E]: each example's rank by its first map
     index = {name: k for k, name in enumerate(classes)}
@@ -93,7 +85,9 @@ def example_counts(
     return counts
 
 
-def resampled_counts(per_example: np.ndarray, resamples: int, rng: np.random.Generator):
+def resampled_counts(
+    per_example: np.ndarray, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     """C* [B, K, K]: the confusion counts of `resamples` draws of the examples with
     replacement, from each example's counts `per_example` [E, K, K]."""
     e = len(per_example)
@@ -215,7 +209,7 @@ class CorrectedShares:
     separation: np.ndarray  # [K]
     separation_low: np.ndarray  # [K]
     false_positive: np.ndarray  # [K]
-    false_positive_low: np.ndarray  # [K]: its exact 95% lower bound
+    false_positive_low: np.ndarray  # [K]: its exact 95% lower bound, at the effective counts
     observed_high: np.ndarray  # [K]: the classifier's share's 95% upper bound
     labelled: np.ndarray  # [K]
     recalled: np.ndarray  # [K]

@@ -14,7 +14,6 @@ from pipeline.claims.kovaleva import heterogeneous_minority, type_shares, types_
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.shares import (
     adjusted_shares,
-    confusion_counts,
     corrected_shares,
     design_effects,
     error_rates,
@@ -25,6 +24,12 @@ from pipeline.claims.shares import (
 )
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
+
+
+def confusion_counts(actual, predicted, classes) -> np.ndarray:
+    """C [K, K]: maps labelled classes[i] that the classifier called classes[j]."""
+    return example_counts(actual, predicted, np.arange(len(actual)), classes).sum(0)
+
 
 # Ten maps labelled a: 8 called a, 2 called b; ten labelled b: 1 called a, 9 called b.
 ACTUAL = ["a"] * 10 + ["b"] * 10
