@@ -22,7 +22,6 @@ from tests.support.paths import REPO
 
 MEASURE_FIXTURE = """
 import json
-import numpy as np
 from pipeline.claims.measurement_pins import FIXTURE, FIXTURE_SEED, FIXTURE_TASKS
 from pipeline.claims.measurement_pins import fixture_relations
 from pipeline.claims.evaluate import declared_claims
