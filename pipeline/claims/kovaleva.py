@@ -288,10 +288,10 @@ def heterogeneous_minority(task: str) -> Claim:
     def measure(out: StageOutputs, seed: int) -> Estimate:
         found = type_shares(out, task, seed)
         i = found.classes.index("heterogeneous")
-        if not found.identifiable[i]:
-            return undefined(unidentified(found))
-        unresolvable = "heterogeneous" in found.below_resolution()
         hidden = unidentified(found)
+        if not found.identifiable[i]:
+            return undefined(hidden)
+        unresolvable = "heterogeneous" in found.below_resolution()
         return Estimate(
             *(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)),
             note=f"{hidden}; the heterogeneous share is solved with it taken as absent"
@@ -307,10 +307,8 @@ def heterogeneous_minority(task: str) -> Claim:
             "Sec. 4.1, Fig. 2",
             "the heterogeneous share, an upper bound on potentially informative heads, ranges "
             "from 32% (MRPC) to 61% (QQP)",
-            number=PRINTED_HETEROGENEOUS.get(task),
-            number_note="the heterogeneous share, as printed (bert-base, MRPC's maps)"
-            if task in PRINTED_HETEROGENEOUS
-            else "",
+            number=PRINTED_HETEROGENEOUS[task],
+            number_note="the heterogeneous share, as printed (bert-base, MRPC's maps)",
         ),
         finding="heterogeneous maps (the paper's upper bound on potentially informative "
         f"heads) are a minority of the fine-tuned model's maps ({task})",

@@ -276,9 +276,10 @@ def corrected_shares(
         total = shares.sum(1, keepdims=True)  # [B, 1]
         composed = total[:, 0] > 0  # a draw with no positive total has no composition
         shares = shares[composed] / total[composed]  # [B', K]
+        solved = effective[known]  # [T, K]
         for t, k in enumerate(np.flatnonzero(known)):  # type k is the system's t-th unknown
             for bound, side, quantile in ((low, False, tail), (high, True, 100 - tail)):
-                rates = side_rates(effective[known], t, k, side, resamples, rng)[composed]
+                rates = side_rates(solved, t, k, side, resamples, rng)[composed]
                 if len(shares):
                     draws = unconstrained_shares(shares, rates)[:, t]  # [B']
                     bound[k] = np.percentile(draws, quantile)
