@@ -242,9 +242,7 @@ def sweep_table(
     Fig. 8 gives MRPC's in F1)."""
     gold = torch.tensor(labels)  # a copy: frames hand out read-only arrays
     metric = batched_metric(task)
-    others = {
-        name: batched_metric(task, name) for name in task.metrics if name != task.main_metric
-    }
+    others = {name: batched_metric(task, name) for name in task.metrics if name != task.main_metric}
     resamples = {"seed": uncertainty.seed, "vectorized": True}
     base_predictions = predictions_from_logits(task, result.baseline)  # [N]
     base_losses = example_losses(task, torch.from_numpy(result.baseline), gold).numpy()  # [N]
