@@ -65,7 +65,7 @@ from benchmarks.bench_cost import (
     matmul_gflops,
     profile_params,
 )
-from pipeline.core.portable import shared_data, worker_pool
+from pipeline.core.workers import shared_data, worker_pool
 from pipeline.core.schema import (
     FinetuneConfig,
     PrepareConfig,

@@ -24,7 +24,6 @@ import torch
 from pipeline.core import layout
 from pipeline.core.head_names import numbered_from_one
 from pipeline.core.io import write_table
-from pipeline.core.portable import use_portable_kernels
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.apply import classify_heads
 from pipeline.kovaleva.patterns.cnn import load_classifier
@@ -77,5 +76,4 @@ def run(stage: StageRun) -> None:
 
 
 if __name__ == "__main__":
-    use_portable_kernels()  # kernels meant to give the same numbers on every x86-64 CPU
     stage_main(run)

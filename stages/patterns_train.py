@@ -27,7 +27,6 @@ import torch
 
 from pipeline.core import layout
 from pipeline.core.io import write_table
-from pipeline.core.portable import use_portable_kernels
 from pipeline.core.stage import StageRun, stage_main
 from pipeline.kovaleva.patterns.cnn import save_classifier
 from pipeline.kovaleva.patterns.examples import pick_examples
@@ -71,5 +70,4 @@ def run(stage: StageRun) -> None:
 
 
 if __name__ == "__main__":
-    use_portable_kernels()  # kernels meant to give the same numbers on every x86-64 CPU
     stage_main(run)

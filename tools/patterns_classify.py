@@ -21,7 +21,6 @@ import torch
 from pipeline.core import layout
 from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_table
-from pipeline.core.portable import use_portable_kernels
 from pipeline.kovaleva.patterns.apply import classify_map_set
 
 
@@ -40,5 +39,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    use_portable_kernels()  # kernels meant to give the same numbers on every x86-64 CPU
     sys.exit(main())

@@ -239,7 +239,6 @@ class PatternClassifier:
     ensemble: int = MISSING
     cv_ensemble: int = MISSING
     workers: int = MISSING
-    stack: int = MISSING
     bootstrap_resamples: int = MISSING
     epochs: int = MISSING
     batch_size: int = MISSING

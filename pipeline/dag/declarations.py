@@ -69,8 +69,6 @@ class Stage:
     inputs: tuple[str | Upstream, ...] = ()  # data and other stages' outputs it reads
     task_configs: bool = False  # reads conf/task/*.yaml of every task in `tasks`
     whole_config: bool = False  # reads every key of params.yaml (its params: the whole file)
-    portable: bool = False  # computes with CPU-independent kernels (pipeline/core/portable.py):
-    # its cmd sets their environment, so that the stage need not restart itself to get it
     always_changed: bool = False  # runs on every `dvc repro` (it reads what DVC cannot track)
     # its `outs` are each written whole under a temporary name and renamed (core.io.atomic_path),
     # so DVC may keep them while the command runs (`persist`): a failed or interrupted run
@@ -160,7 +158,6 @@ STAGES: tuple[Stage, ...] = (
         # patterns.labels_from into deps (a change of the list reruns it through params)
         inputs=(f"{DATA}/annotations",),
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
-        portable=True,
     ),
     Stage(
         "patterns_apply",
@@ -169,7 +166,6 @@ STAGES: tuple[Stage, ...] = (
         outs=(str(layout.pattern_predictions(OUTPUTS, SEED)),),
         inputs=(*STORE, Upstream("patterns_train", "classifier")),
         dvc_plots=(DvcPlot("shares.csv", "bar_horizontal", "share", "class"),),
-        portable=True,
     ),
     Stage(
         "clark_heads",

@@ -12,7 +12,6 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from pipeline.core import layout
-from pipeline.core.portable import PORTABLE_ENV
 from pipeline.dag.declarations import (
     OUTPUTS,
     SEED,
@@ -75,8 +74,7 @@ def upstream_path(reader: Stage, source: Upstream) -> str:
 def command(declared: Stage) -> str:
     task = f" {TASK}" if "task" in declared.per.value else ""
     seed = f" --seed {SEED}" if "seed" in declared.per.value else ""
-    env = "".join(f"{k}={v} " for k, v in PORTABLE_ENV.items()) if declared.portable else ""
-    return f"{env}python -m {declared.module} --dvc{task}{seed}"
+    return f"python -m {declared.module} --dvc{task}{seed}"
 
 
 def deps(declared: Stage) -> list[str]:

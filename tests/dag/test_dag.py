@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.core.portable import PORTABLE_ENV
 from pipeline.dag import declarations
 from pipeline.dag.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
 from pipeline.dag.imports import REPO, code_deps, imported_modules, runtime_imports
@@ -89,17 +88,6 @@ def test_every_stage_module_has_a_stage() -> None:
     }
     interactive = {"tools.annotate", "tools.patterns_sample"}  # run by hand, not by DVC
     assert runnable - interactive == modules
-
-
-def test_the_stages_on_portable_kernels_start_with_their_environment() -> None:
-    """A stage whose module calls `use_portable_kernels` gets PORTABLE_ENV from its cmd, so it
-    does not import everything twice (once before restarting itself with that environment)."""
-    env = " ".join(f"{key}={value}" for key, value in PORTABLE_ENV.items())
-    for name, spec in STAGES.items():
-        source = (REPO / (stage_module(spec).replace(".", "/") + ".py")).read_text()
-        portable = "use_portable_kernels()" in source
-        assert spec["cmd"].startswith(f"{env} python -m ") == portable, name
-    assert any(spec["cmd"].startswith(env) for spec in STAGES.values())
 
 
 def test_the_check_names_a_missing_and_an_unimported_file() -> None:

@@ -64,7 +64,6 @@ SMALL_CNN = PatternClassifier(
     ensemble=1,
     cv_ensemble=1,
     workers=1,
-    stack=2,
     bootstrap_resamples=50,
     epochs=20,
     batch_size=20,

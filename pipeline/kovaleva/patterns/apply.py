@@ -30,7 +30,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
-from pipeline.core.portable import shared_data, worker_pool
+from pipeline.core.workers import shared_data, worker_pool
 from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
@@ -258,8 +258,8 @@ def classify_heads(
     """Every head's map on the first `settings.num_examples` dumped dev examples of each task
     and variant (the dump's own seeded sample), classified by both ensembles and the rule;
     the class shares with their intervals (bootstrap seeded by `seed`). The ensembles
-    predict in `settings.classifier.workers` processes of one thread each, with this
-    process's kernels: the probabilities are those of one thread here."""
+    predict in `settings.classifier.workers` processes of one thread each: the
+    probabilities are those of one thread."""
     pending = []
     with worker_pool(max(settings.classifier.workers, 1), ensembles) as pool:
         for task, store in stores.items():  # the next maps are read while workers predict

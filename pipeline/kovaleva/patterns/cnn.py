@@ -33,7 +33,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.optim.lr_scheduler import CosineAnnealingLR
 from torch.optim.swa_utils import AveragedModel, update_bn
-from tqdm import tqdm
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
@@ -122,7 +121,7 @@ def train(
     averaged = AveragedModel(model) if settings.average_last > 0 else None
     losses = []
     model.train()
-    for epoch in tqdm(range(settings.epochs), desc="train pattern CNN", leave=False):
+    for epoch in range(settings.epochs):
         order = torch.randperm(len(inputs), generator=generator)
         total = 0.0
         for start in range(0, len(order), settings.batch_size):

@@ -15,16 +15,13 @@ probabilities averaged): the classifier itself when `cv_ensemble` = `ensemble`, 
 cheaper one otherwise. The classifier is the ensemble of `ensemble` networks trained on every
 labelled map; a second ensemble with the next seeds measures how much the shares depend on
 the classifier's seeds (patterns_apply). Block is never predicted for a one-sentence input
-(`cnn.predict`). The networks are independent: those on the same rows train in stacks of
-`stack` as one batched model (`stacked`), and `workers` processes train stacks side by side,
-each with one thread; a network's weights depend on its seed alone, not on `workers` or
-`stack`. The stages run it with kernels that do not depend on the CPU (`pipeline.core.portable`), so
-its numbers repeat across x86-64 machines.
+(`cnn.predict`). The networks are independent: `workers` processes train them side by side,
+one network each at a time, on one thread with the CPU's own kernels; a network's weights
+depend on its seed and rows alone, not on `workers`, and repeat byte for byte on one machine.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +33,9 @@ from sklearn.model_selection import StratifiedGroupKFold
 from tqdm import tqdm
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.portable import shared_data, worker_pool
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.core.stats import bootstrap_interval
+from pipeline.core.workers import shared_data, worker_pool
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.agreement import annotator_agreement
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict, train
@@ -59,7 +56,6 @@ from pipeline.kovaleva.patterns.scores import (
     resampled_confusions,
     score_names,
 )
-from pipeline.kovaleva.patterns.stacked import train_stacked
 
 
 @dataclass(frozen=True)
@@ -162,8 +158,8 @@ def rule_labels(maps: Sequence[LabelledMap], thresholds: PatternRule) -> np.ndar
 def fit(
     inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, seed: int
 ) -> PatternCNN:
-    """One network trained alone as a torch module (`cnn.train`) on inputs [N, 5, S, S] with
-    class names [N]: the reference that `fit_stack` batches."""
+    """One network trained (`cnn.train`) on inputs [N, C, S, S] with class names [N], its
+    weights initialised after `torch.manual_seed(seed)`."""
     targets = torch.tensor([CLASSES.index(c) for c in labels])  # [N]
     torch.manual_seed(seed)
     model = PatternCNN(settings.channels, settings.dropout, inputs.shape[1])
@@ -179,53 +175,17 @@ class Job:
     seed: int
 
 
-def fit_stack(
-    inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier, jobs: Sequence[Job]
-) -> list[PatternCNN]:
-    """The networks of `jobs` (all on the same rows) trained as one batched model: each one
-    as `fit` would train it, initialised after `torch.manual_seed(seed)`."""
-    rows = jobs[0].rows
-    targets = torch.tensor([CLASSES.index(c) for c in labels[rows]])  # [M]
-    networks, dropout_states = [], []
-    for job in jobs:
-        torch.manual_seed(job.seed)
-        networks.append(PatternCNN(settings.channels, settings.dropout, inputs.shape[1]))
-        dropout_states.append(torch.get_rng_state())  # where its dropout masks start
-    train_stacked(networks, dropout_states, inputs[rows], targets, settings, [j.seed for j in jobs])
-    return networks
+def schedule(jobs: Sequence[Job]) -> list[int]:
+    """The order in which the workers take `jobs`: those on most rows first (stable), so the
+    workers finish nearly together rather than one of them a large network after the others."""
+    return sorted(range(len(jobs)), key=lambda i: -len(jobs[i].rows))
 
 
-def stacks(jobs: Sequence[Job], size: int) -> list[list[int]]:
-    """Indices of consecutive jobs on the same rows, in stacks of at most `size` networks."""
-    out: list[list[int]] = []
-    for i, job in enumerate(jobs):
-        last = out[-1] if out else []
-        if last and len(last) < size and np.array_equal(jobs[last[0]].rows, job.rows):
-            last.append(i)
-        else:
-            out.append([i])
-    return out
-
-
-def schedule(jobs: Sequence[Job], settings: PatternClassifier, workers: int) -> list[list[int]]:
-    """The stacks of `jobs` (`stacks`) in the order the workers take them: largest first
-    (networks x batches per epoch), and the last `workers - 1` split into single networks.
-    Each worker takes the next stack when it is done, so the workers finish nearly together
-    rather than one of them a whole stack after the others."""
-
-    def cost(stack: list[int]) -> int:  # networks x batches per epoch
-        return len(stack) * math.ceil(len(jobs[stack[0]].rows) / settings.batch_size)
-
-    planned = sorted(stacks(jobs, settings.stack), key=cost, reverse=True)  # stable
-    tail = len(planned) - min(max(workers - 1, 0), len(planned))
-    return planned[:tail] + [[i] for stack in planned[tail:] for i in stack]
-
-
-def _fit_shared(stack: list[Job]) -> list[dict[str, torch.Tensor]]:
-    """In a worker: one stack's networks (`fit_stack`) on the inputs, labels and settings
-    its pool shares, trained, as their weights."""
+def _fit_shared(job: Job) -> dict[str, torch.Tensor]:
+    """In a worker: one job's network (`fit`) on the inputs, labels and settings its pool
+    shares, trained, as its weights."""
     inputs, labels, settings = shared_data()
-    return [net.state_dict() for net in fit_stack(inputs, labels, settings, stack)]
+    return fit(inputs[job.rows], labels[job.rows], settings, job.seed).state_dict()
 
 
 def fit_all(
@@ -235,18 +195,17 @@ def fit_all(
     jobs: Sequence[Job],
     workers: int,
 ) -> list[PatternCNN]:
-    """The networks of `jobs`, in order, trained in stacks of `settings.stack` (`fit_stack`)
-    by `workers` spawned processes with the kernels of this one (`pipeline.core.portable`),
-    in the order of `schedule`. A network's weights depend neither on `workers` nor on the
-    networks beside it."""
-    planned = schedule(jobs, settings, workers)
+    """The networks of `jobs`, in order, each trained alone (`fit`) by one of `workers`
+    spawned processes of one thread, in the order of `schedule`. A network's weights depend
+    neither on `workers` nor on the other jobs."""
+    planned = schedule(jobs)
     weights: dict[int, dict[str, torch.Tensor]] = {}
     with worker_pool(max(workers, 1), (inputs, labels, settings)) as pool:
-        futures = [pool.submit(_fit_shared, [jobs[i] for i in stack]) for stack in planned]
-        for stack, future in zip(
+        futures = [pool.submit(_fit_shared, jobs[i]) for i in planned]
+        for i, future in zip(
             planned, tqdm(futures, desc="train pattern CNNs", leave=False), strict=True
         ):
-            weights.update(zip(stack, future.result(), strict=True))
+            weights[i] = future.result()
     networks = []
     for i in range(len(jobs)):
         networks.append(PatternCNN(settings.channels, settings.dropout, inputs.shape[1]))

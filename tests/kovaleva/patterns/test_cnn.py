@@ -1,4 +1,4 @@
-"""The pattern CNN: token roles and its input, training alone and stacked, saving, weight
+"""The pattern CNN: token roles and its input, training in worker processes, saving, weight
 averaging and prediction."""
 
 from __future__ import annotations
@@ -22,15 +22,7 @@ from pipeline.kovaleva.patterns.cnn import (
     train,
 )
 from pipeline.kovaleva.patterns.roles import role_channels, sentence_ids
-from pipeline.kovaleva.patterns.stacked import StackedCNN
-from pipeline.kovaleva.patterns.train import (
-    Job,
-    fit,
-    fit_all,
-    fit_stack,
-    schedule,
-    stacks,
-)
+from pipeline.kovaleva.patterns.train import Job, fit, fit_all, schedule
 from tests.support.pattern_maps import (
     SMALL_CNN,
     pair_tokens,
@@ -73,67 +65,29 @@ def test_cnn_learns_a_synthetic_separable_set(one_thread):
     assert raw_agreement(labels[160:], predicted) >= 0.8  # chance is 0.2
 
 
-def test_networks_do_not_depend_on_workers_or_the_networks_stacked_beside_them(one_thread):
+def test_two_trainings_give_the_same_bytes_whatever_the_workers(one_thread):
+    """Each training spawns its own worker processes: the networks repeat byte for byte, with
+    one worker or two, and each is the network `fit` trains on its rows in this process."""
     maps, labels = synthetic_set(60, seed=2)
     inputs = inputs_of(maps, 16)
     settings = replace(SMALL_CNN, epochs=2, average_last=1)
     jobs = [Job(np.arange(40), seed=0), Job(np.arange(20, 60), seed=1)]
-    jobs += [Job(np.arange(60), seed=2), Job(np.arange(60), seed=3), Job(np.arange(60), seed=4)]
-    assert [len(s) for s in stacks(jobs, 2)] == [1, 1, 2, 1]
-    alone = fit_all(inputs, labels, replace(settings, stack=1), jobs, workers=1)
-    stacked = fit_all(inputs, labels, replace(settings, stack=2), jobs, workers=2)
-    for mine, theirs in zip(alone, stacked, strict=True):
+    jobs += [Job(np.arange(60), seed=2), Job(np.arange(60), seed=3)]
+    one = fit_all(inputs, labels, settings, jobs, workers=1)
+    two = fit_all(inputs, labels, settings, jobs, workers=2)
+    here = fit(inputs[jobs[1].rows], labels[jobs[1].rows], settings, jobs[1].seed)
+    for mine, theirs in zip(one, two, strict=True):
         for name, tensor in mine.state_dict().items():
             assert torch.equal(tensor, theirs.state_dict()[name]), name
-    assert not torch.equal(alone[2].classify.weight, alone[3].classify.weight)
+    for name, tensor in here.state_dict().items():
+        assert torch.equal(tensor, one[1].state_dict()[name]), name
+    assert not torch.equal(one[2].classify.weight, one[3].classify.weight)
 
 
-def test_the_largest_stacks_go_first_and_the_last_ones_split_for_the_workers():
-    settings = replace(SMALL_CNN, stack=2, batch_size=20)
-    small, large = np.arange(40), np.arange(60)  # 2 and 3 batches an epoch
-    jobs = [Job(small, 0), Job(small, 1), Job(large, 2), Job(large, 3), Job(large, 4)]
-    assert stacks(jobs, 2) == [[0, 1], [2, 3], [4]]
-    assert schedule(jobs, settings, workers=1) == [[2, 3], [0, 1], [4]]  # 6, 4, 3 batches
-    assert schedule(jobs, settings, workers=2) == [[2, 3], [0, 1], [4]]
-    assert schedule(jobs, settings, workers=3) == [[2, 3], [0], [1], [4]]
-    assert schedule(jobs, settings, workers=9) == [[2], [3], [0], [1], [4]]
-
-
-def weight_gap(a: PatternCNN, b: PatternCNN) -> float:
-    """The largest difference of a weight (not a bias or a statistic) between two networks."""
-    return max(
-        (t - b.state_dict()[name]).abs().max().item()
-        for name, t in a.state_dict().items()
-        if name.endswith("weight")
-    )
-
-
-def test_a_stack_trains_each_network_as_it_would_train_alone(one_thread):
-    """Same initial weights, data order, dropout masks and averaging: the batched model and
-    the torch module differ by rounding alone."""
-    maps, labels = synthetic_set(60, seed=6)
-    inputs = inputs_of(maps, 16)
-    settings = replace(SMALL_CNN, epochs=2, average_last=2, batch_size=20)
-    jobs = [Job(np.arange(60), seed=7), Job(np.arange(60), seed=8)]
-    stacked = fit_stack(inputs, labels, settings, jobs)
-    for job, network in zip(jobs, stacked, strict=True):
-        alone = fit(inputs, labels, settings, job.seed)
-        assert weight_gap(alone, network) < 1e-4
-    assert weight_gap(stacked[0], stacked[1]) > 1e-2
-
-
-def test_the_stacked_model_computes_each_networks_logits(one_thread):
-    torch.manual_seed(0)
-    networks = [PatternCNN((4, 4, 8, 8), dropout=0.0) for _ in range(3)]
-    for net in networks:  # running statistics of their own
-        net.train()(torch.randn(12, 5, 16, 16))
-    x = torch.randn(7, 5, 16, 16)
-    model = StackedCNN(networks)
-    for training in (True, False):
-        model.train(training)
-        logits = model(x.transpose(0, 1)[None].expand(3, -1, -1, -1, -1))  # [3, 7, C]
-        for net, mine in zip(networks, logits, strict=True):
-            torch.testing.assert_close(mine, net.train(training)(x), rtol=1e-5, atol=1e-5)
+def test_the_networks_on_most_rows_go_first():
+    small, large = np.arange(40), np.arange(60)
+    jobs = [Job(small, 0), Job(small, 1), Job(large, 2), Job(large, 3), Job(small, 4)]
+    assert schedule(jobs) == [2, 3, 0, 1, 4]
 
 
 def test_saving_one_classifier_twice_gives_the_same_bytes(tmp_path):
