@@ -65,7 +65,6 @@ from benchmarks.bench_cost import (
     matmul_gflops,
     profile_params,
 )
-from pipeline.core.workers import shared_data, worker_pool
 from pipeline.core.schema import (
     FinetuneConfig,
     PrepareConfig,
@@ -74,6 +73,7 @@ from pipeline.core.schema import (
     load_task,
     typed,
 )
+from pipeline.core.workers import shared_data, worker_pool
 from pipeline.data.batching import length_grouped_order
 from pipeline.data.encoding import collate
 from pipeline.data.glue import prepare_task

@@ -13,13 +13,16 @@ The plan (fixed before any candidate was run)
 ---------------------------------------------
 Every candidate is scored by the stage's own cross-validation: the labelled maps of
 `patterns.labels_from`, 5 folds grouped by input example and stratified by label (seed 42),
-an ensemble of `cv_ensemble` networks per fold, trained as the stage trains them (stacks, 2
-worker processes, the portable kernels). Scores, each with a 95% bootstrap interval over input
-examples (1000 resamples): accuracy, Cohen's kappa, vertical's F1 and each class's recall, and
-the paired difference against today's design (both classifiers' out-of-fold labels on the same
-resampled examples), on each model's maps, on all maps, and on each model's boundary round
-(`stratum` boundary:...) apart. Each candidate's fold ensembles are also scored with only their
-first 1 and 2 networks (the ensemble-size axis, no extra training).
+an ensemble of `cv_ensemble` networks per fold, trained as the stage trains them (2 worker
+processes). Scores, each with a 95% bootstrap interval over input examples (1000 resamples):
+accuracy, Cohen's kappa, vertical's F1 and each class's recall, and the paired difference
+against today's design (both classifiers' out-of-fold labels on the same resampled examples),
+on each model's maps, on all maps, and on each model's boundary round (`stratum`
+boundary:...) apart. Each candidate's fold ensembles are also scored with only their first 1
+and 2 networks (the ensemble-size axis, no extra training). The records were made when the
+stage trained networks on the same rows as one batched model under CPU-independent kernels,
+both since removed (docs/benchmarks.md); the second round (`pattern_design_seeds`) trains
+them as the stage now does.
 
 Cost: the wall seconds of its cross-validation on 2 cores, and the stage's training seconds
 estimated from them (the same per network-map-epoch rate, times the stage's network passes:
@@ -64,6 +67,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -76,18 +80,16 @@ from sklearn.model_selection import StratifiedGroupKFold
 
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import atomic_path, write_table
-from pipeline.core.portable import use_portable_kernels
 from pipeline.core.schema import PatternClassifier
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import inputs_of, pairs_of
 from pipeline.kovaleva.patterns.scores import example_confusions, resampled_confusions
 from pipeline.kovaleva.patterns.train import (
-    Job,
     LabelledSet,
     ensemble_jobs,
+    fit,
     fit_all,
-    fit_stack,
     held_out_predictions,
     load_labelled_set,
 )
@@ -157,14 +159,17 @@ class CrossValidated:
     network_map_epochs: int  # what the cross-validation trained
 
 
-def cross_validate(labelled: LabelledSet, settings: PatternClassifier) -> CrossValidated:
-    """The stage's cross-validation of `settings` (see module), timed."""
+def cross_validate(
+    labelled: LabelledSet, settings: PatternClassifier, seed: int = SEED
+) -> CrossValidated:
+    """The stage's cross-validation of `settings` (see module) with folds and networks drawn
+    from `seed`, as the stage draws them from its own, timed."""
     labels = labelled.labels
     inputs = inputs_of(labelled.maps, settings.input_size, settings.input_channels)
-    folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=SEED)
+    folds = StratifiedGroupKFold(n_splits=settings.folds, shuffle=True, random_state=seed)
     splits = list(folds.split(np.zeros(len(labels)), labels, labelled.groups))
     per_fold = settings.cv_ensemble
-    jobs = [job for rows, _ in splits for job in ensemble_jobs(rows, per_fold, SEED)]
+    jobs = [job for rows, _ in splits for job in ensemble_jobs(rows, per_fold, seed)]
     started = time.perf_counter()
     networks = fit_all(inputs, labels, settings, jobs, settings.workers)
     wall = time.perf_counter() - started
@@ -185,11 +190,12 @@ def stage_network_map_epochs(settings: PatternClassifier, maps: int, cv_ensemble
 
 
 def probe_seconds(inputs: torch.Tensor, labels: np.ndarray, settings: PatternClassifier) -> float:
-    """CPU seconds of 2 networks x 2 epochs on every map, trained as one stack, one thread."""
+    """CPU seconds of 2 networks x 2 epochs on every map, trained one at a time as the stage
+    trains them, on one thread."""
     short = replace(settings, epochs=2, average_last=1)
-    jobs = [Job(np.arange(len(inputs)), SEED + i) for i in range(2)]
     started = time.process_time()
-    fit_stack(inputs, labels, short, jobs)
+    for i in range(2):
+        fit(inputs, labels, short, SEED + i)
     return time.process_time() - started
 
 
@@ -206,14 +212,20 @@ def interleaved_ratio(labelled: LabelledSet, today: PatternClassifier, other: Pa
 
 
 def score_rows(
-    true: np.ndarray, predicted: np.ndarray, base: np.ndarray, groups: np.ndarray, resamples: int
+    true: np.ndarray,
+    predicted: Sequence[np.ndarray],
+    base: Sequence[np.ndarray],
+    groups: np.ndarray,
+    resamples: int,
 ) -> list[tuple[str, float, float, float, float, float, float]]:
     """(score, estimate, low, high, difference to `base`, its low, its high) for accuracy,
-    kappa, vertical's F1 and each present class's recall; intervals resample input examples,
-    both classifiers on the same resamples."""
+    kappa, vertical's F1 and each present class's recall. `predicted` and `base` hold one
+    cross-validation's out-of-fold labels [N] per fold seed: each score is the mean over the
+    seeds of that seed's score. Intervals resample input examples, every seed and both
+    classifiers on the same resamples."""
     codes = pd.factorize(groups)[0]
-    mine = example_confusions(true, predicted, codes)  # [G, C, C]
-    theirs = example_confusions(true, base, codes)
+    mine = np.stack([example_confusions(true, p, codes) for p in predicted])  # [R, G, C, C]
+    theirs = np.stack([example_confusions(true, b, codes) for b in base])
     present = [c for c in CLASSES if c in set(true)]
     names = ["accuracy", "kappa", "f1_vertical", *[f"recall_{c}" for c in present]]
 
@@ -232,13 +244,16 @@ def score_rows(
         out = [hits / maps, kappa, f1_v] + [recall[..., CLASSES.index(c)] for c in present]
         return np.stack(out, axis=-1)
 
+    def mean_over_seeds(confusions: np.ndarray, picked: np.ndarray) -> np.ndarray:
+        return np.mean([scores(resampled_confusions(c, picked)) for c in confusions], axis=0)
+
     def both(picked: np.ndarray) -> np.ndarray:  # [..., G] -> [..., 2K]
-        a = scores(resampled_confusions(mine, picked))
-        b = scores(resampled_confusions(theirs, picked))
+        a = mean_over_seeds(mine, picked)
+        b = mean_over_seeds(theirs, picked)
         return np.concatenate([a, a - b], axis=-1)
 
     intervals = bootstrap_interval(
-        both, np.arange(len(mine)), n_resamples=resamples, seed=SEED, vectorized=True
+        both, np.arange(mine.shape[1]), n_resamples=resamples, seed=SEED, vectorized=True
     )
     k = len(names)
     return [
@@ -310,7 +325,6 @@ def figure(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...], pa
 
 
 def main() -> None:
-    use_portable_kernels()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
     parser.add_argument("--resamples", type=int, default=1000)
@@ -349,8 +363,8 @@ def main() -> None:
             for subset, where in subsets(labelled).items():
                 for score in score_rows(
                     labelled.labels[where],
-                    run.predicted[k][where],
-                    reference[where],
+                    [run.predicted[k][where]],
+                    [reference[where]],
                     labelled.groups[where],
                     args.resamples,
                 ):
