@@ -1,15 +1,15 @@
-"""Does the pattern CNN give the same numbers on another CPU? A check by kernel emulation.
+"""How much does another CPU move the pattern CNN's numbers? A check by kernel emulation.
 
     python -m benchmarks.repeat_patterns [--kernels native,aten-default,...] [overrides]
 
 PyTorch, oneDNN and MKL pick their vector kernels (SSE, AVX2, AVX-512) from the CPU at run
 time, and kernels of different widths add floats in different orders; the pattern CNN's
-stages therefore compute with CPU-independent kernels (`pipeline.core.portable`). This
-script checks that on one machine: it emulates other CPUs through the libraries' own switches
-(each limits the kernels to an older instruction set), runs the `patterns_train` stage once
-per setting as a Hydra job in a temporary folder (the tracked outputs are not touched), and
-prints each setting's cross-validated scores beside the native run's, with the share of
-labelled maps whose out-of-fold class changed (0 everywhere when the stage is portable).
+stages compute with the CPU's own kernels, so another CPU may train other weights. This
+script measures by how much on one machine: it emulates other CPUs through the libraries' own
+switches (each limits the kernels to an older instruction set), runs the `patterns_train`
+stage once per setting as a Hydra job in a temporary folder (the tracked outputs are not
+touched), and prints each setting's cross-validated scores beside the native run's, with the
+share of labelled maps whose out-of-fold class changed.
 
 `overrides` go to every run (e.g. `patterns.classifier.cv_ensemble=2` for a faster check).
 """
