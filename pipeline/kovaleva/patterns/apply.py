@@ -30,9 +30,9 @@ import torch
 from tqdm import tqdm
 
 from pipeline.attention.store import AttentionStore
-from pipeline.core.workers import shared_data, worker_pool
 from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.core.stats import Interval, bootstrap_interval
+from pipeline.core.workers import shared_data, worker_pool
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import (
     PatternCNN,
