@@ -22,7 +22,7 @@ depend on its seed and rows alone, not on `workers`, and repeat byte for byte on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -270,23 +270,17 @@ def score_table(
     return pd.DataFrame(rows, columns=["method", "score", "estimate", "ci_low", "ci_high"])
 
 
-FitNetworks = Callable[
-    [torch.Tensor, np.ndarray, PatternClassifier, Sequence[Job], int], list[PatternCNN]
-]
-
-
 def train_classifier(
     folders: Sequence[Path],
     settings: PatternClassifier,
     thresholds: PatternRule,
     seed: int,
-    fit_networks: FitNetworks = fit_all,
     unseen: Sequence[Path] = (),
 ) -> TrainedClassifier:
     """Cross-validate, score against the rule, and train the final networks on the maps of
-    the label `folders` (see module); `fit_networks` trains the networks of a list of jobs
-    (`fit_all`, or a reference). The classifier is also scored on the maps of the `unseen`
-    label folders, which it never learnt from (method `cnn_unseen`: another model's maps)."""
+    the label `folders` (see module). The classifier is also scored on the maps of the
+    `unseen` label folders, which it never learnt from (method `cnn_unseen`: another model's
+    maps)."""
     labelled = load_labelled_set(folders)
     labels = labelled.labels
     inputs = inputs_of(labelled.maps, settings.input_size, settings.input_channels)  # [N, C, S, S]
@@ -295,7 +289,7 @@ def train_classifier(
     size, per_fold = settings.ensemble, settings.cv_ensemble
     jobs = [job for rows, _ in splits for job in ensemble_jobs(rows, per_fold, seed)]
     jobs += ensemble_jobs(np.arange(len(labels)), 2 * size, seed)  # classifier, seed check
-    networks = fit_networks(inputs, labels, settings, jobs, settings.workers)
+    networks = fit_all(inputs, labels, settings, jobs, settings.workers)
     final = networks[len(splits) * per_fold :]
     ensembles = [final[:size], final[size:]]
     held_out = [networks[i * per_fold : (i + 1) * per_fold] for i in range(len(splits))]
