@@ -1,69 +1,39 @@
-"""The pattern-CNN benchmark's arithmetic floor: its products are the network's convolutions."""
+"""The pattern-CNN benchmark: it times the stage's training of both designs, workers included,
+and reports each model's recall from the stage's own tables."""
 
 from __future__ import annotations
 
-import pytest
-import torch
-from torch import nn
+from dataclasses import replace
 
-from benchmarks.bench_patterns import (
-    best_rate,
-    convolution_products,
-    settings_of,
-    stage_map_passes,
-)
-from pipeline.kovaleva.patterns.cnn import IN_CHANNELS, PatternCNN
-from pipeline.kovaleva.patterns.train import train_classifier
+from benchmarks.bench_patterns import quality_lines, timed_training
+from benchmarks.pattern_design import TODAY, conf_settings
 from tests.support.paths import REPO
 
-
-def _forward_flop(settings, batch: int) -> list[int]:
-    """Each convolution's forward FLOP on `batch` maps, counted by hooks on a PatternCNN."""
-    counts: list[int] = []
-
-    def count(module: nn.Conv2d, inputs: tuple[torch.Tensor], out: torch.Tensor) -> None:
-        counts.append(2 * out.numel() * module.in_channels * 9)
-
-    net = PatternCNN(settings.channels)
-    for module in net.features:
-        if isinstance(module, nn.Conv2d):
-            module.register_forward_hook(count)
-    net(torch.zeros(batch, IN_CHANNELS, settings.input_size, settings.input_size))
-    return counts
+TINY = {
+    "channels": [4, 4],
+    "folds": 2,
+    "cv_ensemble": 1,
+    "ensemble": 1,
+    "epochs": 1,
+    "average_last": 0,
+    "bootstrap_resamples": 10,
+    "workers": 1,
+}
 
 
-def test_the_products_are_forward_weight_and_input_gradients_of_every_convolution():
-    settings = settings_of("classifier")
-    networks = 3
-    products = convolution_products(settings, networks)
-    forward = _forward_flop(settings, settings.batch_size)
-    flop = [2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2] for a, b in products]
-    layers = len(settings.channels)
-    assert len(products) == 3 * layers - 1  # no input gradient for the first layer
-    assert sum(flop) == networks * (3 * sum(forward) - forward[0])
-    for left, right in products:
-        assert left.shape[0] == right.shape[0] == networks and left.shape[2] == right.shape[1]
+def test_the_old_design_is_the_one_the_study_started_from() -> None:
+    old = replace(conf_settings(), **TODAY)
+    assert (old.input_size, old.channels, old.epochs) == (16, [8, 8, 16, 16, 32, 32, 64, 64], 30)
+    assert list(old.input_channels) == ["weights", "contrast", "roles"]
 
 
-def test_best_rate_divides_the_product_flop_by_the_best_time_of_one_call(monkeypatch):
-    clock = iter([0.0, 0.02, 1.0, 1.3, 2.0, 2.2, 3.0, 3.6])  # warm-up, then 3 timings
-    monkeypatch.setattr("benchmarks.bench_patterns.time.process_time", lambda: next(clock))
-    left, right = torch.randn(2, 8, 16), torch.randn(2, 16, 32)
-    calls = 3  # as many as take 50 ms, after a 20 ms warm-up
-    rate = best_rate(left, right, repeat=3)  # GFLOP/s
-    assert rate == pytest.approx(2 * 2 * 8 * 16 * 32 / (0.2 / calls) / 1e9)
-
-
-def test_the_stage_map_passes_are_those_of_the_stage_s_jobs():
-    settings = settings_of("classifier")
-    recorded = []
-
-    def record(inputs, labels, settings, jobs, workers):  # untrained networks, jobs kept
-        recorded.extend(jobs)
-        return [PatternCNN(settings.channels) for _ in jobs]
-
+def test_a_timed_training_counts_its_workers_and_reports_every_labelled_map() -> None:
     folder = REPO / "data" / "annotations" / "minilm_l6"
-    trained = train_classifier([folder], settings, settings_of("heuristic"), 42, record)
-    maps = len(trained.labelled.labels)
-    passes = settings.epochs * sum(len(job.rows) for job in recorded)
-    assert stage_map_passes(settings, maps) == passes
+    timed = timed_training([folder], replace(conf_settings(), **TINY))
+    assert timed.wall_s > 0 and timed.cpu_s > 0
+    assert timed.worker_peak_mib > 0  # the spawned worker was waited for and counted
+    (line,) = quality_lines(timed.trained)
+    recalled = line.split("recalled ")[1].split(", ")
+    labelled = sum(int(part.split("/")[1]) for part in recalled)
+    assert labelled == len(timed.trained.labelled.labels)
+    assert line.startswith("  minilm_l6: accuracy ")

@@ -1,5 +1,6 @@
-"""The pattern CNN's design study (benchmarks/pattern_design.py): its scores, its selection
-rule, and the benchmarks page showing its kept records."""
+"""The pattern CNN's design study (benchmarks/pattern_design.py and its second round,
+pattern_design_seeds.py): its scores, averaged over fold seeds, its selection rule, and the
+benchmarks page showing both rounds' kept records."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, recall_score
 
 from benchmarks.pattern_design import design_table, passes_rule, score_rows
+from benchmarks.pattern_design_seeds import seeds_table
 from tests.support.paths import REPO
 
 CLASSES = ["vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous"]
@@ -22,7 +24,7 @@ def test_scores_match_sklearn_and_the_difference_is_paired() -> None:
     true, mine, base = labels(0), labels(1), labels(2)
     mine[:60] = true[:60]  # better than chance
     groups = np.repeat(np.arange(40), 3)
-    rows = {r[0]: r for r in score_rows(true, mine, base, groups, resamples=200)}
+    rows = {r[0]: r for r in score_rows(true, [mine], [base], groups, resamples=200)}
     assert rows["accuracy"][1] == pytest.approx(accuracy_score(true, mine))
     assert rows["kappa"][1] == pytest.approx(cohen_kappa_score(true, mine))
     f1 = f1_score(true, mine, labels=["vertical"], average=None)[0]
@@ -32,8 +34,23 @@ def test_scores_match_sklearn_and_the_difference_is_paired() -> None:
         assert rows[f"recall_{c}"][1] == pytest.approx(expected)
     gap = accuracy_score(true, mine) - accuracy_score(true, base)
     assert rows["accuracy"][4] == pytest.approx(gap)
-    same = {r[0]: r for r in score_rows(true, mine, mine, groups, resamples=200)}
+    same = {r[0]: r for r in score_rows(true, [mine], [mine], groups, resamples=200)}
     assert all(r[4:] == (0.0, 0.0, 0.0) for r in same.values())  # against itself: exactly 0
+
+
+def test_over_several_fold_seeds_each_score_is_the_mean_of_the_seeds_scores() -> None:
+    true, base = labels(0), labels(2)
+    seeds = [labels(3), labels(4), labels(5)]
+    for predicted in seeds:
+        predicted[:50] = true[:50]
+    groups = np.repeat(np.arange(40), 3)
+    rows = {r[0]: r for r in score_rows(true, seeds, [base] * 3, groups, resamples=200)}
+    mean = np.mean([accuracy_score(true, p) for p in seeds])
+    assert rows["accuracy"][1] == pytest.approx(mean)
+    assert rows["accuracy"][4] == pytest.approx(mean - accuracy_score(true, base))
+    kappa = np.mean([cohen_kappa_score(true, p) for p in seeds])
+    assert rows["kappa"][1] == pytest.approx(kappa)
+    assert rows["accuracy"][2] < mean < rows["accuracy"][3]
 
 
 def rule_table(low: float, vd: float, f1: float) -> pd.DataFrame:
@@ -66,5 +83,7 @@ def test_the_rule_needs_every_condition_on_every_model(low, vd, f1, passes) -> N
     assert passes_rule(rule_table(low, vd, f1), ("minilm_l6", "mpnet_base"))[("c", 4)] == passes
 
 
-def test_the_benchmarks_page_shows_the_design_records() -> None:
-    assert design_table() in (REPO / "docs/benchmarks.md").read_text()
+def test_the_benchmarks_page_shows_the_design_records_of_both_rounds() -> None:
+    page = (REPO / "docs/benchmarks.md").read_text()
+    assert design_table() in page
+    assert seeds_table() in page
