@@ -20,8 +20,9 @@ Coverage counts the intervals that hold the true share; a false contradiction is
 `contradicted` verdict (after `rules.settle`) where the true share is at least the
 threshold; both are shares of the replicates where the type is identifiable (the last
 column gives the others, on which the claim is not testable). Two classifiers: the block
-case (recall 5 of 20, false positives 11 of 696, as the committed cross-validation gives for
-two-sentence maps) and a well-recalled type.
+case (recall 5 of 20, false positives 11 of 696, as the committed cross-validation gave for
+two-sentence maps under registry version 3, and 7 of 696 under version 4's retrained
+networks) and a well-recalled type.
 """
 
 from __future__ import annotations

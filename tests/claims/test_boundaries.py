@@ -52,7 +52,7 @@ def test_an_unresolved_statistic_is_inconclusive_at_every_threshold():
 
 
 def _block_case(observed_block: float, seed: int = 0):
-    """The committed MRPC case: 20 block maps labelled by eye, 5 recalled; 696 other maps,
+    """Registry version 3's MRPC case: 20 block maps labelled by eye, 5 recalled; 696 other maps,
     11 of them called block (1.58%); the classifier's block share `observed_block` with a
     +-0.0017 interval over examples."""
     actual = ["block"] * 20 + ["other"] * 696
