@@ -135,6 +135,18 @@ CANDIDATES: dict[str, dict] = {
 }  # fmt: skip
 ENSEMBLE_SIZES = (1, 2, 4)  # networks per fold scored from each candidate's 4
 BOUNDARY = "boundary:"
+SCORE_COLUMNS = [
+    "candidate",
+    "cv_ensemble",
+    "subset",
+    "score",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "diff",
+    "diff_low",
+    "diff_high",
+]  # the score records' columns: a candidate's score per subset, and its paired difference
 
 
 def candidate_settings(base: PatternClassifier, name: str) -> PatternClassifier:
@@ -375,13 +387,7 @@ def main() -> None:
 
 def write_outputs(rows: list[tuple], cost_rows: list[tuple], folders: tuple[str, ...]) -> None:
     """The score and cost tables, the figure, and the rule's choice so far."""
-    table = pd.DataFrame(
-        rows,
-        columns=[
-            "candidate", "cv_ensemble", "subset", "score", "estimate", "ci_low", "ci_high",
-            "diff", "diff_low", "diff_high",
-        ],
-    )  # fmt: skip
+    table = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     cost = pd.DataFrame(
         cost_rows,
         columns=[

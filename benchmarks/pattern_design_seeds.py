@@ -54,6 +54,7 @@ import torch
 from benchmarks.pattern_design import (
     RECORDS,
     ROOT,
+    SCORE_COLUMNS,
     TODAY,
     CrossValidated,
     _folders,
@@ -132,13 +133,7 @@ def main() -> None:
 
 def write_outputs(rows: list[tuple], cost_rows: list[tuple], folders: tuple[str, ...]) -> None:
     """The score and cost tables, and the rule's choice so far."""
-    table = pd.DataFrame(
-        rows,
-        columns=[
-            "candidate", "cv_ensemble", "subset", "score", "estimate", "ci_low", "ci_high",
-            "diff", "diff_low", "diff_high",
-        ],
-    )  # fmt: skip
+    table = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     cost = pd.DataFrame(
         cost_rows,
         columns=["candidate", "cv_ensemble", "cv_wall_s", "probe_ratio", "stage_ratio", "load"],
