@@ -23,15 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
-from omegaconf import OmegaConf
 
-from benchmarks.pattern_design import TODAY, conf_settings
-from pipeline.core.config import CONF_DIR
+from benchmarks.pattern_design import TODAY, conf_group, conf_settings, label_folders
 from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.train import TrainedClassifier, train_classifier
 
-ROOT = Path(__file__).resolve().parent.parent
 SEED = 42
 GOAL_S = 60.0  # patterns_train's training on 2 cores (the whole stage: at most 120 s together
 # with patterns_apply)
@@ -54,12 +51,7 @@ def rusage_cpu(who: int) -> float:
 def timed_training(folders: list[Path], settings: PatternClassifier) -> Timed:
     """The stage's training of `settings` on `folders`, timed. CPU seconds count this
     process and the workers it waited for (their pool closes before this returns)."""
-    rule = OmegaConf.to_object(
-        OmegaConf.merge(
-            OmegaConf.structured(PatternRule),
-            OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")["heuristic"],
-        )
-    )
+    rule = conf_group("heuristic", PatternRule)
     cpu = rusage_cpu(resource.RUSAGE_SELF) + rusage_cpu(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     trained = train_classifier(folders, settings, rule, SEED)
@@ -105,10 +97,7 @@ def main() -> None:
     designs = {"old": replace(new, **TODAY), "new": new}
     if args.only:
         designs = {args.only: designs[args.only]}
-    folders = [
-        ROOT / "data" / "annotations" / name
-        for name in OmegaConf.load(CONF_DIR / "patterns" / "default.yaml").labels_from
-    ]
+    folders = label_folders()
     runs: dict[str, list[Timed]] = {name: [] for name in designs}
     for _ in range(args.repeat):
         for name, settings in designs.items():

@@ -154,9 +154,14 @@ def candidate_settings(base: PatternClassifier, name: str) -> PatternClassifier:
     return replace(base, **{**TODAY, **CANDIDATES[name]}, workers=2)
 
 
+def conf_group(key: str, schema: type):
+    """conf/patterns/default.yaml's group `key`, typed by `schema`."""
+    raw = OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")[key]
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), raw))
+
+
 def conf_settings() -> PatternClassifier:
-    raw = OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")["classifier"]
-    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(PatternClassifier), raw))
+    return conf_group("classifier", PatternClassifier)
 
 
 def load_average() -> float:
@@ -353,7 +358,7 @@ def main() -> None:
         return
     torch.set_num_threads(1)
     base = conf_settings()
-    labelled = load_labelled_set([ROOT / "data" / "annotations" / f for f in _folders()])
+    labelled = load_labelled_set(label_folders())
     today = candidate_settings(base, "today")
     runs = {name: cross_validate(labelled, candidate_settings(base, name)) for name in ["today"]}
     cost_rows, rows = [], []
@@ -482,6 +487,11 @@ def design_table(folder: Path = RECORDS) -> str:
 
 def _folders() -> list[str]:
     return list(OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")["labels_from"])
+
+
+def label_folders() -> list[Path]:
+    """The stage's label folders (`patterns.labels_from`)."""
+    return [ROOT / "data" / "annotations" / f for f in _folders()]
 
 
 if __name__ == "__main__":

@@ -47,21 +47,21 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import pandas as pd
 import torch
 
 from benchmarks.pattern_design import (
     RECORDS,
-    ROOT,
     SCORE_COLUMNS,
     TODAY,
     CrossValidated,
-    _folders,
     candidate_settings,
     conf_settings,
     cross_validate,
     interleaved_ratio,
+    label_folders,
     load_average,
     passes_rule,
     score_rows,
@@ -69,6 +69,7 @@ from benchmarks.pattern_design import (
     subsets,
 )
 from pipeline.core.io import write_table
+from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns.train import LabelledSet, load_labelled_set
 
 FOLD_SEEDS = (43, 44, 45)
@@ -78,9 +79,10 @@ SCORES = "pattern_design_seeds.csv"
 COSTS = "pattern_design_seeds_cost.csv"
 
 
-def run_candidate(labelled: LabelledSet, name: str) -> list[CrossValidated]:
-    """The candidate's cross-validation on every fold seed."""
-    settings = candidate_settings(conf_settings(), name)
+def run_candidate(
+    labelled: LabelledSet, name: str, settings: PatternClassifier
+) -> list[CrossValidated]:
+    """The candidate `name`'s cross-validation (its `settings`) on every fold seed."""
     runs = []
     for seed in FOLD_SEEDS:
         runs.append(cross_validate(labelled, settings, seed))
@@ -97,10 +99,10 @@ def main() -> None:
         print(seeds_table())
         return
     torch.set_num_threads(1)
-    labelled = load_labelled_set([ROOT / "data" / "annotations" / f for f in _folders()])
+    labelled = load_labelled_set(label_folders())
     base = conf_settings()
     today = candidate_settings(base, "today")
-    runs = {"today": run_candidate(labelled, "today")}
+    runs = {"today": run_candidate(labelled, "today", today)}
     reference = [run.predicted[TODAY["cv_ensemble"]] for run in runs["today"]]
     rows, cost_rows = [], []
     maps = len(labelled.maps)
@@ -108,7 +110,7 @@ def main() -> None:
         settings = candidate_settings(base, name)
         load = load_average()
         if name not in runs:
-            runs[name] = run_candidate(labelled, name)
+            runs[name] = run_candidate(labelled, name, settings)
         probe_today, probe_mine = interleaved_ratio(labelled, today, settings)
         wall = sum(run.wall_s for run in runs[name])
         for k in PER_FOLD:
@@ -155,7 +157,7 @@ def chosen(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...]) ->
     return f"chosen: {best['candidate']} with {best['cv_ensemble']} networks per fold"
 
 
-def seeds_table(folder=RECORDS) -> str:
+def seeds_table(folder: Path = RECORDS) -> str:
     """The kept records as Markdown: per candidate, networks per fold and model, the stage's
     cost against today's, accuracy and kappa (mean over the fold seeds) with the lower bound
     of their paired difference, vertical+diagonal recall and vertical's F1 with their paired
