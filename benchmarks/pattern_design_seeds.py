@@ -98,6 +98,7 @@ def main() -> None:
     if args.table:
         print(seeds_table())
         return
+    started = time.perf_counter()
     torch.set_num_threads(1)
     labelled = load_labelled_set(label_folders())
     base = conf_settings()
@@ -131,6 +132,7 @@ def main() -> None:
                 ):
                     rows.append((name, k, subset, *score))
         write_outputs(rows, cost_rows, labelled.folders)  # after each: a cut-off keeps them
+    print(f"{time.perf_counter() - started:.0f} s in all")
 
 
 def write_outputs(rows: list[tuple], cost_rows: list[tuple], folders: tuple[str, ...]) -> None:
@@ -201,6 +203,4 @@ def seeds_table(folder: Path = RECORDS) -> str:
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
     main()
-    print(f"{time.perf_counter() - started:.0f} s in all")

@@ -2,8 +2,10 @@
 
     python -m benchmarks.pattern_round            # runs it; writes the record below
     python -m benchmarks.pattern_round --table    # the kept record as Markdown
+    python -m benchmarks.pattern_round --figure   # its figure, drawn again
 
-writes benchmarks/records/pattern_round.csv and prints whether the quality criterion holds.
+writes benchmarks/records/pattern_round.csv, its figure pattern_round.png (each score's paired
+difference on each model's original maps) and prints whether the quality criterion holds.
 
 Why
 ---
@@ -43,6 +45,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
@@ -57,7 +60,7 @@ from benchmarks.pattern_design import (
     passes_rule,
     score_rows,
 )
-from pipeline.core.io import write_table
+from pipeline.core.io import atomic_path, write_table
 from pipeline.kovaleva.patterns.train import LabelledSet, load_labelled_set
 
 NEW_ROUNDS = {"minilm_l6": 6, "mpnet_base": 3}  # each label folder's boundary round of this study
@@ -65,6 +68,7 @@ FOLD_SEEDS = (42, 43, 44, 45)
 PER_FOLD = 4
 WITH = "with the round"
 RECORD = "pattern_round.csv"
+FIGURE = "pattern_round.png"
 
 
 def in_new_round(labelled: LabelledSet) -> np.ndarray:
@@ -91,10 +95,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--table", action="store_true", help="print the kept record's table")
+    parser.add_argument("--figure", action="store_true", help="draw the kept record's figure")
     args = parser.parse_args()
     if args.table:
         print(round_table())
         return
+    if args.figure:
+        figure(pd.read_csv(RECORDS / RECORD), RECORDS / FIGURE)
+        return
+    started = time.perf_counter()
     torch.set_num_threads(1)
     labelled = load_labelled_set(label_folders())
     new = in_new_round(labelled)
@@ -128,7 +137,36 @@ def main() -> None:
                 rows.append((WITH, PER_FOLD, subset, *score))
     table = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     write_table(RECORDS / RECORD, table.round(4))
+    figure(table, RECORDS / FIGURE)
     print(round_table())
+    print(f"{time.perf_counter() - started:.0f} s in all")
+
+
+def figure(table: pd.DataFrame, path: Path) -> None:
+    """Per model, each score's paired difference (with the round minus before) on the maps
+    labelled before the round, with its 95% interval; the criterion's -0.02 and 0 marked."""
+    original = table[~table["subset"].str.endswith("new round")]
+    models = list(original["subset"].unique())
+    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 3.8), sharey=True)
+    for ax, model in zip(np.atleast_1d(axes), models, strict=True):
+        rows = original[original["subset"] == model].reset_index(drop=True)
+        y = np.arange(len(rows))[::-1]  # the first score on top
+        ax.errorbar(
+            rows["diff"],
+            y,
+            xerr=[rows["diff"] - rows["diff_low"], rows["diff_high"] - rows["diff"]],
+            fmt="o",
+            capsize=3,
+        )
+        ax.axvline(0.0, color="grey", linewidth=0.8)
+        ax.axvline(-0.02, color="grey", linewidth=0.8, linestyle="--")
+        ax.set_yticks(y, rows["score"])
+        ax.set_xlabel("with the round minus before (95% CI)")
+        ax.set_title(f"{model}: maps labelled before the round")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
 
 
 def round_table(folder: Path = RECORDS) -> str:
@@ -158,6 +196,4 @@ def round_table(folder: Path = RECORDS) -> str:
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
     main()
-    print(f"{time.perf_counter() - started:.0f} s in all")

@@ -1,11 +1,17 @@
 """What pins how each claim is measured, for the registry's digest (registry.py): the
-claim-relevant settings by key, and every statistic's output on a small committed fixture.
+claim-relevant settings by key, the visual labels the pattern classifier learns from, and
+every statistic's output on a small committed fixture.
 
 Settings: each claim family names the config keys its measurement depends on (`SETTINGS`,
 by the claim id's first two parts), read from their declaration in conf/<group>/default.yaml;
 a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the
 label folders the classifier learns from, an example count, a classifier setting) changes
 what a verdict rests on, and moves the digest.
+
+Labels: the label files (`LABEL_FILES`) of each folder that `patterns.labels_from` names,
+under data/annotations/, by their SHA-256 (`label_pins`). A new labelling round, or one label
+changed, retrains the classifier that measures every share claim, so it moves the digest like
+a setting does; the folders' maps and READMEs do not.
 
 Fixture: `registry_fixture/` beside this file is a frozen copy of one run's inputs to the
 claims stage for a two-sentence and a one-sentence task (MRPC, SST-2; MiniLM-L6, seed 42).
@@ -17,6 +23,7 @@ the digest, unchanged; changing what a measure function computes does not.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +34,10 @@ from pipeline.claims.clark import scored_relations
 from pipeline.claims.outputs import StageOutputs
 from pipeline.core.errors import PipelineError
 
-CONF = Path(__file__).resolve().parents[2] / "conf"
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "conf"
+LABELS = ROOT / "data" / "annotations"  # the label folders (paths.data's annotations/)
+LABEL_FILES = ("visual.csv", "human.csv")  # a folder's labels (labels.read_labels)
 FIXTURE = Path(__file__).with_name("registry_fixture")
 FIXTURE_TASKS = ("mrpc", "sst2")  # a two-sentence and a one-sentence task
 FIXTURE_SEED = 42
@@ -105,6 +115,22 @@ def settings(claim: Claim) -> dict[str, Any]:
         )
     keys = SETTINGS[family(claim)] + (GATE_SETTINGS if claim.gated and claim.finetuned else ())
     return {key: setting(key) for key in sorted(set(keys))}
+
+
+def label_pins() -> dict[str, dict[str, str]]:
+    """SHA-256 of each label file of each folder in `patterns.labels_from` (module
+    docstring), by folder and file; a folder that is missing fails in one line."""
+    pins = {}
+    for name in setting("patterns.labels_from"):
+        folder = LABELS / name
+        if not folder.is_dir():
+            raise PipelineError(f"claims registry: no label folder {folder}; fix labels_from")
+        pins[name] = {
+            file: hashlib.sha256((folder / file).read_bytes()).hexdigest()
+            for file in LABEL_FILES
+            if (folder / file).exists()
+        }
+    return pins
 
 
 def _rounded(value: float) -> str:

@@ -7,13 +7,14 @@ source (paper, place, printed number), the statistic, the rule's name and parame
 the power check's effect and the room a removal claim needs), the threshold, and the
 claim-relevant settings by key (measurement_pins.SETTINGS: label folders, example counts,
 the classifier's settings, the gates' inputs), over the claims declared for every task of
-Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). And how they are measured: every statistic's
-output on a small committed fixture (measurement_pins.fixture_outputs). The extension row a
-run adds for each UD relation outside Clark's Table 1 is one template, registered once with
-the relation `RELATION` in its name: which relations a run scores depends on its data,
-never on the registry. It hashes no code and no run's outputs, so moving or renaming code
-leaves it alone and every model's run shares it; a change to a claim's words, threshold,
-settings or measured behaviour moves it.
+Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). And how they are measured: the visual labels
+the pattern classifier learns from (measurement_pins.label_pins, from version 5 on), and
+every statistic's output on a small committed fixture (measurement_pins.fixture_outputs).
+The extension row a run adds for each UD relation outside Clark's Table 1 is one template,
+registered once with the relation `RELATION` in its name: which relations a run scores
+depends on its data, never on the registry. It hashes no code and no run's outputs, so
+moving or renaming code leaves it alone and every model's run shares it; a change to a
+claim's words, threshold, settings, labels or measured behaviour moves it.
 
 `amendments.yaml` beside this file lists the registry's versions, oldest first, each with
 its date, status (`draft` or `frozen`), digest, the models whose results had been seen when
@@ -53,6 +54,7 @@ from pipeline.claims.measurement_pins import (
     FIXTURE_TASKS,
     fixture_outputs,
     fixture_relations,
+    label_pins,
     settings,
 )
 from pipeline.claims.thresholds import Threshold
@@ -119,14 +121,15 @@ def registered_claims() -> list[Claim]:
 
 
 def registry_digest(claims: Sequence[Claim] | None = None, fixture: Path = FIXTURE) -> str:
-    """The registry's digest (module docstring): what the registered claims say, and what
-    the claims of the fixture's tasks measure on it (`claims`, for a test: those claims,
-    declared otherwise)."""
+    """The registry's digest (module docstring): what the registered claims say, the labels
+    the pattern classifier learns from, and what the claims of the fixture's tasks measure
+    on it (`claims`, for a test: those claims, declared otherwise)."""
     measured = (
         claims if claims is not None else declared_claims(FIXTURE_TASKS, fixture_relations(fixture))
     )
     parts = {
         "claims": digest(registered_claims()),
+        "labels": label_pins(),
         "fixture": fixture_outputs(list(measured), fixture),
     }
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)

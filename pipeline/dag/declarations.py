@@ -260,6 +260,7 @@ STAGES: tuple[Stage, ...] = (
         inputs=(
             "pipeline/claims/amendments.yaml",  # the registry's versions, read at run time
             "pipeline/claims/registry_fixture",  # the registry's digest measures on it
+            "data/annotations",  # and pins the label files the pattern classifier learns from
             *(f"conf/{group}/default.yaml" for group in REGISTRY_SETTING_GROUPS),
             Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),

@@ -1,5 +1,6 @@
-"""The claims registry's digest pins how each claim is measured: a claim-relevant setting
-or a measure function's behaviour moves it; moving or renaming code does not."""
+"""The claims registry's digest pins how each claim is measured: a claim-relevant setting,
+a label the pattern classifier learns from or a measure function's behaviour moves it;
+moving or renaming code does not."""
 
 from __future__ import annotations
 
@@ -42,6 +43,22 @@ def test_changing_the_label_folders_moves_the_digest(tmp_path, monkeypatch, comm
     assert declared["labels_from"] == ["minilm_l6", "mpnet_base"]
     patterns.write_text(patterns.read_text().replace("[minilm_l6, mpnet_base]", "[minilm_l6]"))
     monkeypatch.setattr(measurement_pins, "CONF", conf)
+    assert registry_digest() != committed
+
+
+def test_changing_one_label_moves_the_digest_and_a_readme_does_not(
+    tmp_path, monkeypatch, committed
+):
+    labels = tmp_path / "annotations"
+    shutil.copytree(measurement_pins.LABELS, labels)
+    monkeypatch.setattr(measurement_pins, "LABELS", labels)
+    (labels / "mpnet_base" / "README.md").write_text("another text")
+    assert registry_digest() == committed
+    visual = labels / "mpnet_base" / "visual.csv"
+    lines = visual.read_text().splitlines(keepends=True)
+    first = lines[1].split(",")
+    first[1] = "block" if first[1] != "block" else "vertical"
+    visual.write_text("".join([lines[0], ",".join(first), *lines[2:]]))
     assert registry_digest() != committed
 
 

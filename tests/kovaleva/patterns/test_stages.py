@@ -227,3 +227,29 @@ def test_the_label_folders_agreement_tables_equal_their_label_files(model):
         assert f"{raw_agreement(pairs['first'], pairs['second']):.3f}" == agreement
         if not kappa_text.startswith("see"):
             assert f"{kappa(pairs['first'], pairs['second']):.3f}" == kappa_text, (first, second)
+
+
+ROUND_SECTION = re.compile(r"\(round (\d+), `v\d+`-`v\d+`\)\n(.*?)(?=\n## |\Z)", re.S)
+BOUNDARY_COUNTS = re.compile(
+    r"of the (\d+)\s+maps\s+at\s+([a-z+]+\|[a-z+]+),\s+((?:\d+\s+[a-z+]+(?:,\s+|\s+and\s+)?)+)"
+)
+
+
+@pytest.mark.parametrize("model", ["minilm_l6", "mpnet_base"])
+def test_the_label_folders_boundary_counts_equal_their_resolved_labels(model):
+    """Each boundary round's README sentence `of the N maps at a|b, n1 label1, ... and nk
+    labelk` recounts from the folder's resolved labels of that round and stratum."""
+    folder = REPO / "data" / "annotations" / model
+    resolved = resolve(read_labels(folder, read_map_set(folder / "maps.npz")))
+    origin = read_sample(folder / "sample.csv").merge(resolved, on="map_id")
+    checked = 0
+    for round_, text in ROUND_SECTION.findall((folder / "README.md").read_text()):
+        for total, boundary, counts in BOUNDARY_COUNTS.findall(text):
+            mine = origin[
+                (origin["round"] == int(round_)) & (origin["stratum"] == f"boundary:{boundary}")
+            ]
+            said = {label: int(n) for n, label in re.findall(r"(\d+)\s+([a-z+]+)", counts)}
+            assert len(mine) == int(total), (round_, boundary)
+            assert said == mine["label"].value_counts().to_dict(), (round_, boundary)
+            checked += 1
+    assert checked >= 2
