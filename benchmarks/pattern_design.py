@@ -341,12 +341,20 @@ def figure(table: pd.DataFrame, cost: pd.DataFrame, folders: tuple[str, ...], pa
     plt.close(fig)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
+def record_parser(doc: str, figure: bool = True) -> argparse.ArgumentParser:
+    """The arguments of a pattern study's benchmark: --resamples, and --table (and --figure)
+    to show its kept records instead of running it; described by `doc`'s first paragraph."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--table", action="store_true", help="print the kept records' table")
-    parser.add_argument("--figure", action="store_true", help="redraw the kept records' figure")
+    if figure:
+        parser.add_argument("--figure", action="store_true", help="redraw the records' figure")
+    return parser
+
+
+def main() -> None:
+    parser = record_parser(__doc__)
+    parser.add_argument("--only", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
     args = parser.parse_args()
     if args.table:
         print(design_table())

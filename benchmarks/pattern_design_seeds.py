@@ -45,7 +45,6 @@ stays.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -64,6 +63,7 @@ from benchmarks.pattern_design import (
     label_folders,
     load_average,
     passes_rule,
+    record_parser,
     score_rows,
     stage_network_map_epochs,
     subsets,
@@ -91,10 +91,7 @@ def run_candidate(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--table", action="store_true", help="print the kept records' table")
-    args = parser.parse_args()
+    args = record_parser(__doc__, figure=False).parse_args()
     if args.table:
         print(seeds_table())
         return

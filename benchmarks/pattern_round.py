@@ -40,7 +40,6 @@ The plan (fixed before any network learnt from or was scored on the round's labe
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -58,6 +57,7 @@ from benchmarks.pattern_design import (
     cross_validate,
     label_folders,
     passes_rule,
+    record_parser,
     score_rows,
 )
 from pipeline.core.io import atomic_path, write_table
@@ -92,11 +92,7 @@ def without(labelled: LabelledSet, dropped: np.ndarray) -> LabelledSet:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--table", action="store_true", help="print the kept record's table")
-    parser.add_argument("--figure", action="store_true", help="draw the kept record's figure")
-    args = parser.parse_args()
+    args = record_parser(__doc__).parse_args()
     if args.table:
         print(round_table())
         return
