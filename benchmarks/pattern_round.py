@@ -166,22 +166,23 @@ def figure(table: pd.DataFrame, path: Path) -> None:
 
 
 def round_table(folder: Path = RECORDS) -> str:
-    """The kept record as Markdown: per model, the original maps' scores with the round (mean
-    over the fold seeds, 95% interval) and their paired difference against before it; then the
-    round's own maps; and whether the criterion holds."""
+    """The kept record as Markdown: per model, the original maps' scores before the round and
+    with it (means over the fold seeds; with the round, its 95% interval) and their paired
+    difference; then the round's own maps; and whether the criterion holds."""
     table = pd.read_csv(folder / RECORD)
     models = tuple(s for s in table["subset"].unique() if not s.endswith("new round"))
     lines = [
-        "| maps | score | with the round | difference (95% interval) |",
-        "|---|---|---|---|",
+        "| maps | score | before the round | with the round | difference (95% interval) |",
+        "|---|---|---|---|---|",
     ]
     for row in table.itertuples(index=False):
         original = not row.subset.endswith("new round")
+        before = f"{row.estimate - row.diff:.3f}" if original else ""
         difference = (
             f"{row.diff:+.3f} [{row.diff_low:+.3f}, {row.diff_high:+.3f}]" if original else ""
         )
         lines.append(
-            f"| {row.subset} | {row.score} | {row.estimate:.3f} [{row.ci_low:.3f}, "
+            f"| {row.subset} | {row.score} | {before} | {row.estimate:.3f} [{row.ci_low:.3f}, "
             f"{row.ci_high:.3f}] | {difference} |"
         )
     holds = passes_rule(table[table["subset"].isin(models)], models).iloc[0]
