@@ -362,7 +362,7 @@ def main() -> None:
     if args.figure:
         table = pd.read_csv(RECORDS / "pattern_design.csv")
         cost = pd.read_csv(RECORDS / "pattern_design_cost.csv")
-        figure(table, cost, tuple(_folders()), RECORDS / "pattern_design.png")
+        figure(table, cost, tuple(f.name for f in label_folders()), RECORDS / "pattern_design.png")
         return
     torch.set_num_threads(1)
     base = conf_settings()
@@ -493,13 +493,10 @@ def design_table(folder: Path = RECORDS) -> str:
     return "\n".join(lines)
 
 
-def _folders() -> list[str]:
-    return list(OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")["labels_from"])
-
-
 def label_folders() -> list[Path]:
     """The stage's label folders (`patterns.labels_from`)."""
-    return [ROOT / "data" / "annotations" / f for f in _folders()]
+    names = OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")["labels_from"]
+    return [ROOT / "data" / "annotations" / name for name in names]
 
 
 if __name__ == "__main__":

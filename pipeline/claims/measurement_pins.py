@@ -8,10 +8,10 @@ a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any 
 label folders the classifier learns from, an example count, a classifier setting) changes
 what a verdict rests on, and moves the digest.
 
-Labels: the label files (`LABEL_FILES`) of each folder that `patterns.labels_from` names,
-under data/annotations/, by their SHA-256 (`label_pins`). A new labelling round, or one label
-changed, retrains the classifier that measures every share claim, so it moves the digest like
-a setting does; the folders' maps and READMEs do not.
+Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`) of each folder that
+`patterns.labels_from` names, under data/annotations/, by their SHA-256 (`label_pins`). A new
+labelling round, or one label changed, retrains the classifier that measures every share
+claim, so it moves the digest like a setting does; the folders' maps and READMEs do not.
 
 Fixture: `registry_fixture/` beside this file is a frozen copy of one run's inputs to the
 claims stage for a two-sentence and a one-sentence task (MRPC, SST-2; MiniLM-L6, seed 42).
@@ -33,11 +33,11 @@ from pipeline.claims.claim import Claim
 from pipeline.claims.clark import scored_relations
 from pipeline.claims.outputs import StageOutputs
 from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns.labels import HUMAN_FILE, VISUAL_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
 LABELS = ROOT / "data" / "annotations"  # the label folders (paths.data's annotations/)
-LABEL_FILES = ("visual.csv", "human.csv")  # a folder's labels (labels.read_labels)
 FIXTURE = Path(__file__).with_name("registry_fixture")
 FIXTURE_TASKS = ("mrpc", "sst2")  # a two-sentence and a one-sentence task
 FIXTURE_SEED = 42
@@ -127,7 +127,7 @@ def label_pins() -> dict[str, dict[str, str]]:
             raise PipelineError(f"claims registry: no label folder {folder}; fix labels_from")
         pins[name] = {
             file: hashlib.sha256((folder / file).read_bytes()).hexdigest()
-            for file in LABEL_FILES
+            for file in (VISUAL_FILE, HUMAN_FILE)
             if (folder / file).exists()
         }
     return pins
