@@ -275,7 +275,7 @@ def fold_classifier_table(folder=RECORDS) -> str:
         "| arm | training over the outer folds, s (2 cores) | network-map-epochs |",
         "|---|---|---|",
         *[
-            f"| {arm} | {r.train_wall_s:.0f} | {r.network_map_epochs:,} |"
+            f"| {arm} | {r.train_wall_s:.0f} | {int(r.network_map_epochs):,} |"
             for arm, r in cost.iterrows()
         ],
         "",
