@@ -77,6 +77,7 @@ from benchmarks.pattern_design import (
 from pipeline.core.io import write_table
 from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.apply import seed_change
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict
 from pipeline.kovaleva.patterns.train import LabelledSet, ensemble_jobs, fit_all, load_labelled_set
 
@@ -152,7 +153,8 @@ def seed_rows(labelled: LabelledSet, predicted: dict[str, np.ndarray]) -> list[t
         for folder in labelled.folders:
             mine = folder_of == folder
             first, second = predicted[a][mine], predicted[b][mine]
-            change = max(abs(np.mean(first == c) - np.mean(second == c)) for c in CLASSES)
+            pair = pd.DataFrame({"task": folder, "variant": "held out", "label": first})
+            change = seed_change(pair.assign(label_seed2=second))  # as patterns_apply measures it
             rows.append((arm, folder, int(mine.sum()), np.mean(first != second), change))
     return rows
 
