@@ -52,8 +52,10 @@ DVC_YAML = """stages:
 
 @pytest.fixture(scope="module")
 def toy_repo(tmp_path_factory) -> Path:
-    """A git + DVC repo with queued experiments `exp-alpha` and `exp-beta` (models alpha and
-    beta), `exp-beta-again` (beta again) and `exp-none` (no claims table), all run."""
+    """A git + DVC repo with experiments `exp-alpha` and `exp-beta` (models alpha and beta),
+    `exp-beta-again` (beta again) and `exp-none` (no claims table), each run in a temporary
+    copy with `--temp` as docs/comparing-runs.md shows (not queued: DVC's queue workers can
+    stall after one or two experiments, an open DVC bug)."""
     root = tmp_path_factory.mktemp("across") / "repo"
     root.mkdir()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -66,9 +68,8 @@ def toy_repo(tmp_path_factory) -> Path:
         ("exp-beta", ["model.name=beta"]),
         ("exp-beta-again", ["model.name=beta"]),
         ("exp-none", ["model.name=alpha", "write_claims=false"]),
-    ):  # queued, then run at once in temporary copies: the documented sequence
-        run_ok(["dvc", "exp", "run", "--queue", "-n", name, *(f"-S{s}" for s in sets)], root, env)
-    run_ok(["dvc", "exp", "run", "--run-all", "-j", "2"], root, env)
+    ):
+        run_ok(["dvc", "exp", "run", "--temp", "-n", name, *(f"-S{s}" for s in sets)], root, env)
     return root
 
 
