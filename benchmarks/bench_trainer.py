@@ -14,12 +14,14 @@ from copies of the same weights.
 Batches, two workloads per model, each side running `--steps` steps per round:
 - `fixed`: `--batch` RTE dev pairs of exactly `--length` word pieces (bench_cost's inputs);
 - `<task>`: the task's local training rows at the profile's `shared.max_length`, in
-  `length_grouped_order` batches of `--batch` (as an epoch of the loop draws them).
+  `length_grouped_batches` batches of `--batch` (as an epoch of the loop draws them).
 
 Each round hands both sides the same rows: the loop as `pipeline.models.training.train` (one
 epoch over the round's rows), the `Trainer` as `Trainer.train()` over the same rows in the
-order `train` itself draws them (`length_grouped_order` with the run's seed, read in sequence),
-padded by the project's `collate`. So the two train on identical batches; a forward hook on
+order `train` itself draws them (`length_grouped_batches` with the run's seed, laid end to end
+and read in sequence by the `Trainer`: a round holds full batches only, so the `Trainer`'s cuts
+fall where the loop's batches end), padded by the project's `collate`. So the two train on
+identical batches; a forward hook on
 each model records what it was called on (examples, padded and real tokens, a digest of the
 ids), and the result says whether the two sides' records agree. The `Trainer` gets its best
 documented settings: `adamw_torch_fused`, the run's precision (bf16/fp16 autocast), pinned
@@ -71,7 +73,7 @@ from benchmarks.bench_step import interleaved, padding, step_settings
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import device_dtype
 from pipeline.core.schema import FinetuneConfig, ModelConfig, TaskConfig, load_model, load_task
-from pipeline.data.batching import length_grouped_order
+from pipeline.data.batching import length_grouped_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import read_local_split
 from pipeline.models.labelled import LabelledRows, labelled_rows
@@ -133,8 +135,7 @@ def task_workload(
     """The first (rounds + 1) x `steps` batches of one epoch of the task in the loop's
     length-grouped order."""
     lengths = [len(row["input_ids"]) for row in data.rows]
-    order = length_grouped_order(lengths, batch, seed)
-    batches = [order[i : i + batch] for i in range(0, len(order), batch)]
+    batches = length_grouped_batches(lengths, batch, seed)
     needed = steps * (rounds + 1)
     full = [b for b in batches if len(b) == batch][:needed]
     if len(full) < needed:
@@ -146,23 +147,18 @@ def task_workload(
 
 
 def grouping_padding(lengths: list[int], batch: int, seed: int) -> dict[str, dict[str, float]]:
-    """Padding of one epoch in batches of `batch` cut from each order as the loop cuts its
-    own: the loop's `length_grouped_order`; the same on the rows of full batches only (the
-    first len - len % batch), where no short batch sits inside the order and shifts the cuts
-    after it off the length groups; the `Trainer`'s `group_by_length` sampler."""
-    full = lengths[: len(lengths) - len(lengths) % batch]
+    """Padding of one epoch in batches of `batch`: the loop's `length_grouped_batches`, and
+    the `Trainer`'s `group_by_length` sampler's order cut in sequence (as its data loader
+    cuts it)."""
     generator = torch.Generator().manual_seed(seed)
-    orders = {
-        "loop: length_grouped_order": (lengths, length_grouped_order(lengths, batch, seed)),
-        "loop, full batches only": (full, length_grouped_order(full, batch, seed)),
-        "trainer: group_by_length": (
-            lengths,
-            list(LengthGroupedSampler(batch, lengths=lengths, generator=generator)),
-        ),
-    }
+    order = list(LengthGroupedSampler(batch, lengths=lengths, generator=generator))
     return {
-        name: padding(rows, [order[i : i + batch] for i in range(0, len(order), batch)])
-        for name, (rows, order) in orders.items()
+        "loop: length_grouped_batches": padding(
+            lengths, length_grouped_batches(lengths, batch, seed)
+        ),
+        "trainer: group_by_length": padding(
+            lengths, [order[i : i + batch] for i in range(0, len(order), batch)]
+        ),
     }
 
 
@@ -310,17 +306,24 @@ class Sides:
     ledgers: dict[str, Ledger]
 
     def loop(self, rows: LabelledRows) -> None:
-        """One epoch of the loop over `rows` (it draws them in `length_grouped_order`)."""
+        """One epoch of the loop over `rows` (it draws them in `length_grouped_batches`)."""
         train(
             self.loop_model, self.task, rows.rows, rows.labels, self.settings, self.seed,
             self.pad_id, self.device, description="loop", precision=self.precision,
         )  # fmt: skip
 
     def in_loop_order(self, rows: LabelledRows) -> list[dict[str, Any]]:
-        """`rows` with their labels, in the order the loop draws them (epoch 0)."""
+        """`rows` with their labels, the loop's batches (epoch 0) end to end; the `Trainer`
+        cuts them in sequence, which keeps them whole only if no short batch comes before
+        the last."""
         lengths = [len(r["input_ids"]) for r in rows.rows]
-        order = length_grouped_order(lengths, self.settings.batch_size, self.seed)
-        return [rows.rows[i] | {"labels": rows.labels[i].item()} for i in order]
+        batches = length_grouped_batches(lengths, self.settings.batch_size, self.seed)
+        if any(len(b) < self.settings.batch_size for b in batches[:-1]):
+            raise PipelineError(
+                f"{len(rows.rows)} rows do not make full batches of {self.settings.batch_size}: "
+                "the Trainer would cut other batches than the loop's; give whole batches"
+            )
+        return [rows.rows[i] | {"labels": rows.labels[i].item()} for b in batches for i in b]
 
     def hugging_face(self, rows: LabelledRows) -> None:
         """One epoch of the `Trainer` over `rows`, in the loop's order, without the

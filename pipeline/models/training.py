@@ -18,7 +18,7 @@ from transformers import PreTrainedModel, get_linear_schedule_with_warmup
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, deterministic_cuda, device_dtype, grad_scaler
 from pipeline.core.schema import FinetuneConfig, TaskConfig
-from pipeline.data.batching import batches, length_grouped_order
+from pipeline.data.batching import in_order, length_grouped_batches, padded_batches
 from pipeline.models.checkpoints import Checkpoints, random_states, restore_random_states
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
@@ -114,9 +114,9 @@ def train(
         step, curve, running = resumed["step"], resumed["curve"], resumed["running"]
     progress = tqdm(total=total, initial=step, desc=description, unit="step")
     for epoch in range(step // steps_per_epoch, settings.epochs):
-        order = length_grouped_order(lengths, settings.batch_size, seed + epoch)
-        done = (step - epoch * steps_per_epoch) * settings.batch_size  # resumed mid-epoch
-        for chosen, batch in batches(rows, settings.batch_size, pad_id, device, order[done:]):
+        epoch_batches = length_grouped_batches(lengths, settings.batch_size, seed + epoch)
+        done = step - epoch * steps_per_epoch  # batches of this epoch trained before a resume
+        for chosen, batch in padded_batches(rows, epoch_batches[done:], pad_id, device):
             with autocast(precision, device):
                 loss = model(**batch, labels=_targets(task, labels[chosen], device)).loss
             scaler.scale(loss).backward()
@@ -166,7 +166,7 @@ def predict(
     """Logits [N, C] for every row, in row order (float32, whatever `precision` computes in)."""
     model.to(device).eval()
     logits = []
-    for _, batch in batches(rows, batch_size, pad_id, device):
+    for _, batch in padded_batches(rows, in_order(len(rows), batch_size), pad_id, device):
         with autocast(precision, device):
             logits.append(model(**batch, **forward_kwargs).logits.float().cpu())
     return torch.cat(logits).numpy()

@@ -56,7 +56,7 @@ def run(model, data, checkpoints=None, device=CPU, precision="fp32"):
 
 def kill_after(monkeypatch, steps: int) -> None:
     """Make the training loop raise once `steps` batches have been trained on."""
-    real, seen = training.batches, {"batches": 0}
+    real, seen = training.padded_batches, {"batches": 0}
 
     def batches(*args, **kwargs):
         for item in real(*args, **kwargs):
@@ -65,7 +65,7 @@ def kill_after(monkeypatch, steps: int) -> None:
             seen["batches"] += 1
             yield item
 
-    monkeypatch.setattr(training, "batches", batches)
+    monkeypatch.setattr(training, "padded_batches", batches)
 
 
 def same_weights(first, second) -> bool:
