@@ -25,7 +25,8 @@ from typing import Any
 from benchmarks.bench_cost import profile_params
 from benchmarks.bench_step import training_rows
 from pipeline.core.schema import ModelConfig, load_task, typed
-from pipeline.data.batching import bucketed_width, length_grouped_batches
+from pipeline.data.batching import length_grouped_batches
+from pipeline.data.encoding import bucketed_width
 from pipeline.models.loading import load_tokenizer
 
 

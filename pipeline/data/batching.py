@@ -41,23 +41,17 @@ def length_grouped_batches(lengths: Sequence[int], batch_size: int, seed: int) -
     return [grouped[k] for k in rng.permutation(len(grouped))]
 
 
-def bucketed_width(longest: int, multiple: int) -> int:
-    """`longest` rounded up to a multiple of `multiple` (1: unchanged): the padded width of a
-    batch whose lengths are bucketed, so that a compiled model sees few distinct shapes."""
-    if multiple < 1:
-        raise ValueError(f"a padding multiple must be at least 1, got {multiple}")
-    return -(-longest // multiple) * multiple
-
-
 def padded_batches(
     rows: list[dict[str, list[int]]],
     index_batches: Iterable[list[int]],
     pad_id: int,
     device: torch.device | str = "cpu",
+    multiple: int = 1,
 ) -> Iterator[tuple[list[int], dict[str, torch.Tensor]]]:
-    """(row indices, padded batch) pairs, one per list of `index_batches`, in their order."""
+    """(row indices, padded batch) pairs, one per list of `index_batches`, in their order;
+    each batch padded to its longest row rounded up to a multiple of `multiple`."""
     for chosen in index_batches:
-        yield chosen, collate([rows[i] for i in chosen], pad_id, device)
+        yield chosen, collate([rows[i] for i in chosen], pad_id, device, multiple)
 
 
 def in_order(count: int, batch_size: int) -> list[list[int]]:
