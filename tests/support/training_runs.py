@@ -45,12 +45,12 @@ def fresh_model(tiny_model_cfg, tokenizer):
     return load_classifier(tiny_model_cfg, tokenizer, 2, seed=3)
 
 
-def run(model, data, checkpoints=None, device=CPU, precision="fp32"):
+def run(model, data, checkpoints=None, device=CPU, precision="fp32", compile_settings=None):
     rows, labels = data
     task = load_task("sst2")
     return train(
         model, task, rows, labels, SETTINGS, SEED, 0, device,
-        precision=precision, checkpoints=checkpoints,
+        precision=precision, checkpoints=checkpoints, compile_settings=compile_settings,
     )  # fmt: skip
 
 
