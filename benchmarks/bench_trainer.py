@@ -3,7 +3,8 @@ process: the same model, the same batches, the same precision, alternating in ro
 
     python -m benchmarks.bench_trainer [--model bert-base-shaped --model mpnet-base-shaped]
         [--device cpu] [--precision fp32] [--profile paper] [--task rte] [--batch N]
-        [--length N] [--steps 4] [--rounds 3] [--threads 2] [--compile] [--json PATH]
+        [--length N] [--steps 4] [--rounds 3] [--threads 2] [--compile] [--deterministic]
+        [--json PATH]
 
 Models (`--model`): `bert-base-shaped` and `mpnet-base-shaped` are classifiers of the family's
 default configuration (bert-base's and MPNet-base's shapes) with random weights, whose speed
@@ -29,8 +30,10 @@ memory on CUDA and `torch_compile` when `--compile` compiles the loop's model as
 `group_by_length` sampler would draw other batches, so its padding on one epoch of the task
 is reported beside the loop's instead. The optimizer (the loop's AdamW, fused on CUDA only),
 the schedule (linear warm-up and decay) and clipping follow the profile's `finetune` settings
-on both sides. The loop asks for deterministic CUDA kernels for the whole process
-(`deterministic_cuda`); the `Trainer`'s calls run without them, as it would run alone.
+on both sides. Both sides run under the same `deterministic` setting (`set_determinism`
+before each call; `--deterministic` for deterministic kernels, the project's setting in its
+CPU profiles; default off, the paper profile's). The result records it and the `Trainer`'s
+`TrainingArguments` (`trainer_arguments`, without its temporary output folder).
 
 Round 0 warms both sides up and is not kept; the order of the two alternates between rounds.
 The steady steps of a round run from its second forward to its last, the device synchronised
@@ -71,7 +74,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 from benchmarks.bench_cost import Shape, _clock, _rows, glue_folder, matmul_gflops, profile_params
 from benchmarks.bench_step import interleaved, padding, step_settings
 from pipeline.core.errors import PipelineError
-from pipeline.core.precision import device_dtype
+from pipeline.core.precision import device_dtype, set_determinism
 from pipeline.core.schema import FinetuneConfig, ModelConfig, TaskConfig, load_model, load_task
 from pipeline.data.batching import length_grouped_batches
 from pipeline.data.encoding import collate
@@ -280,6 +283,13 @@ def trainer_arguments(
     )
 
 
+def recorded_arguments(arguments: TrainingArguments) -> dict[str, Any]:
+    """The `Trainer`'s settings as a record keeps them: every argument but the output folder."""
+    kept = arguments.to_dict()
+    kept.pop("output_dir", None)
+    return json.loads(json.dumps(kept, default=str))
+
+
 def labelled_collator(task: TaskConfig, pad_id: int) -> Callable[[list[dict]], dict]:
     """The `Trainer`'s collator: the project's `collate` of the rows, and their targets."""
 
@@ -301,6 +311,7 @@ class Sides:
     precision: str
     seed: int
     pad_id: int
+    deterministic: bool
     loop_model: torch.nn.Module
     trainer: Trainer
     ledgers: dict[str, Ledger]
@@ -310,6 +321,7 @@ class Sides:
         train(
             self.loop_model, self.task, rows.rows, rows.labels, self.settings, self.seed,
             self.pad_id, self.device, description="loop", precision=self.precision,
+            deterministic=self.deterministic,
         )  # fmt: skip
 
     def in_loop_order(self, rows: LabelledRows) -> list[dict[str, Any]]:
@@ -326,15 +338,11 @@ class Sides:
         return [rows.rows[i] | {"labels": rows.labels[i].item()} for b in batches for i in b]
 
     def hugging_face(self, rows: LabelledRows) -> None:
-        """One epoch of the `Trainer` over `rows`, in the loop's order, without the
-        deterministic CUDA kernels that the loop switches on for the whole process."""
+        """One epoch of the `Trainer` over `rows`, in the loop's order, under the same
+        determinism as the loop."""
         self.trainer.train_dataset = self.in_loop_order(rows)
-        deterministic = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(False)
-        try:
-            self.trainer.train()
-        finally:
-            torch.use_deterministic_algorithms(deterministic, warn_only=True)
+        set_determinism(self.deterministic, self.device)
+        self.trainer.train()
 
     def candidates(self, workload: Workload) -> dict[str, Callable[[int], None]]:
         """Each side as a call on round `r` of `workload`, timed up to its device's end."""
@@ -371,8 +379,9 @@ def sides(
         for callback in (PrinterCallback, ProgressCallback):
             trainer.remove_callback(callback)
         yield Sides(
-            task, settings, device, args.precision, seed, pad_id, loop_model, trainer, ledgers
-        )
+            task, settings, device, args.precision, seed, pad_id, args.deterministic, loop_model,
+            trainer, ledgers,
+        )  # fmt: skip
     for ledger in ledgers.values():
         ledger.handle.remove()
 
@@ -446,12 +455,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for side in SIDES:
             comparison[side]["of_peak"] = comparison[side]["gflops"] / peak
     dtype = str(device_dtype(args.precision, device)).removeprefix("torch.")
+    with tempfile.TemporaryDirectory() as folder:
+        arguments = trainer_arguments(settings, args.precision, device, args.compile, folder, seed)
     return {
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "precision": args.precision,
         "dtype": dtype,
         "threads": args.threads,
         "compile": args.compile,
+        "deterministic": args.deterministic,
+        "trainer_arguments": recorded_arguments(arguments),
         "load_average": os.getloadavg(),
         "profile": args.profile,
         "batch": batch,
@@ -507,6 +520,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after a warm-up")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--compile", action="store_true", help="torch.compile on both sides")
+    parser.add_argument(
+        "--deterministic", action="store_true", help="deterministic kernels on both sides"
+    )
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
     if args.steps < 3:

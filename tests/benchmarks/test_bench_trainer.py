@@ -4,6 +4,7 @@ structure, and that both sides trained on the same batches."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from benchmarks.bench_step import step_settings
 from benchmarks.bench_trainer import (
     BATCH_KEYS,
     SIDES,
+    InOrderTrainer,
     grouping_padding,
     markdown,
     model_settings,
@@ -32,8 +34,32 @@ def result():
     args = argparse.Namespace(
         model=["tiny_random"], device="cpu", precision="fp32", profile="quick", task="rte",
         batch=BATCH, length=16, steps=STEPS, rounds=ROUNDS, threads=1, compile=False,
+        deterministic=True,
     )  # fmt: skip
-    return run(args)
+    was, seen = torch.are_deterministic_algorithms_enabled(), []
+    real_train = InOrderTrainer.train
+
+    def train(self, *a, **kw):  # the flag each Trainer call runs under
+        seen.append(torch.are_deterministic_algorithms_enabled())
+        return real_train(self, *a, **kw)
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(InOrderTrainer, "train", train)
+            measured = run(args)
+    finally:
+        torch.use_deterministic_algorithms(was)
+    return measured | {"trainer_calls_deterministic": seen}
+
+
+def test_both_sides_run_under_the_recorded_determinism_and_trainer_arguments(result):
+    assert result["deterministic"] is True
+    calls = result["trainer_calls_deterministic"]
+    assert calls and all(calls)  # as the loop: not switched off for the Trainer's calls
+    arguments = result["trainer_arguments"]
+    assert arguments["optim"] == "adamw_torch_fused" and "output_dir" not in arguments
+    assert arguments["per_device_train_batch_size"] == BATCH
+    json.dumps(arguments)  # a record keeps them as JSON
 
 
 def test_both_sides_train_on_the_same_batches(result):
