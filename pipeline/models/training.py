@@ -101,6 +101,11 @@ def pad_multiple(settings: CompileConfig | None) -> int:
     return settings.pad_multiple if settings is not None and settings.enabled else 1
 
 
+def window_losses(running: list[torch.Tensor]) -> list[float]:
+    """The window's per-step losses as floats: one read from the device for all of them."""
+    return torch.stack(running).tolist() if running else []
+
+
 def train(
     model: PreTrainedModel,
     task: TaskConfig,
@@ -146,7 +151,9 @@ def train(
     ]  # each epoch's batches: lists of row indices
     shapes = batch_shapes(lengths, [b for batches in epochs for b in batches], multiple)
     forward = compiled(model, compile_settings, shapes)
-    step, curve, running = 0, [], []  # steps done, (step, mean loss) points, window losses
+    # steps done, (step, mean loss) points, the window's losses (0-d tensors on the device:
+    # read back once per log line, not once per step, so a CUDA step never waits for the host)
+    step, curve, running = 0, [], []
     resumed = checkpoints.load() if checkpoints else None
     if resumed:
         model.load_state_dict(resumed["model"])
@@ -154,7 +161,8 @@ def train(
         scheduler.load_state_dict(resumed["scheduler"])
         scaler.load_state_dict(resumed["scaler"])
         restore_random_states(resumed["random"])
-        step, curve, running = resumed["step"], resumed["curve"], resumed["running"]
+        step, curve = resumed["step"], resumed["curve"]
+        running = [torch.tensor(x, device=device) for x in resumed["running"]]
     progress = tqdm(total=total, initial=step, desc=description, unit="step")
     for epoch in range(step // steps_per_epoch, settings.epochs):
         done = step - epoch * steps_per_epoch  # batches of this epoch trained before a resume
@@ -169,10 +177,10 @@ def train(
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
-            running.append(loss.item())
+            running.append(loss.detach().float())
             progress.update(1)
             if step % settings.log_every == 0 or step == total:
-                mean_loss = float(np.mean(running))
+                mean_loss = float(np.mean(window_losses(running)))
                 curve.append((step, mean_loss))
                 progress.set_postfix(loss=f"{mean_loss:.4f}", epoch=epoch + 1)
                 log.info("%s step %d/%d loss %.4f", description, step, total, mean_loss)
@@ -187,7 +195,7 @@ def train(
                         "scaler": scaler.state_dict(),
                         "random": random_states(),
                         "curve": curve,
-                        "running": running,
+                        "running": window_losses(running),
                     }
                 )
     progress.close()
