@@ -479,7 +479,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def markdown(result: dict[str, Any]) -> str:
     """The run's table, as Markdown."""
     lines = [
-        f"{result['device']}, {result['dtype']}, compile {result['compile']}: matmul rate "
+        f"{result['device']}, {result['dtype']}, compile {result['compile']}"
+        + (f", deterministic {result['deterministic']}" if "deterministic" in result else "")
+        + f": matmul rate "
         f"{max(result['matmul_gflops']):.1f} GFLOP/s; {result['steps_per_round']} steps per "
         f"round, median of {result['rounds']} rounds; load average at the end "
         f"{result['load_average'][0]:.1f}",
