@@ -85,8 +85,9 @@ def one_by_one(model, rows, control: HeadControl | None = None) -> np.ndarray:
     return torch.cat(logits).numpy()
 
 
+@pytest.mark.parametrize("per_pass", [1, 3, 12])  # one per pass, some, a whole layer's at once
 @pytest.mark.parametrize("mode", ["uniform", "zero"])
-def test_sweep_equals_naive_loop(layerwise, rows, mode):
+def test_sweep_equals_naive_loop(layerwise, rows, mode, per_pass):
     ablations = head_ablations(SHAPE) + layer_ablations(SHAPE)
     fast = sweep(
         layerwise,
@@ -95,7 +96,7 @@ def test_sweep_equals_naive_loop(layerwise, rows, mode):
         mode=mode,
         pad_id=0,
         batch_size=3,
-        ablations_per_pass=3,
+        ablations_per_pass=per_pass,
         cache_budget_mb=1e-4,
         progress=False,  # a tiny budget: one batch per cache chunk
     )
