@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
@@ -18,6 +19,7 @@ from pipeline.core.schema import FinetuneConfig, load_task
 from pipeline.data.encoding import collate
 from pipeline.models.loading import load_classifier
 from pipeline.models.training import predict, train
+from tools.params import compose_params
 
 CPU = torch.device("cpu")
 
@@ -175,3 +177,21 @@ def test_the_model_stages_run_at_bf16_on_the_cpu(micro_stage, shared_data) -> No
     outputs = micro_stage().out_root
     for name in ("finetune", "dump_attention", "ablate", "gates", "measures"):
         assert (outputs / f"metrics/{name}/rte/seed42.json").exists(), name
+
+
+@pytest.mark.parametrize(
+    ("profile", "deterministic", "compiled"),
+    [
+        ("quick", True, False),  # byte-identical reruns on one machine, on 2 CPU cores
+        ("micro", True, False),
+        ("standard", True, False),
+        ("full", False, False),  # GPU-sized: fast kernels
+        ("paper", False, True),
+    ],
+)
+def test_each_profile_declares_its_determinism_and_compile_setting(
+    profile, deterministic, compiled
+) -> None:
+    params = OmegaConf.create(compose_params([f"experiment={profile}"]))
+    assert params.deterministic is deterministic
+    assert params.compile.enabled is compiled and params.compile.pad_multiple == 8
