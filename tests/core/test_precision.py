@@ -179,6 +179,28 @@ def test_the_model_stages_run_at_bf16_on_the_cpu(micro_stage, shared_data) -> No
         assert (outputs / f"metrics/{name}/rte/seed42.json").exists(), name
 
 
+def test_on_cpu_the_determinism_setting_changes_no_number(
+    tiny_model_cfg, tokenizer, restored_determinism
+) -> None:
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, size=24)
+    rows = [
+        {"input_ids": [101, *rng.integers(1000, 5000, size=n).tolist(), 102]}
+        for n in rng.integers(3, 12, size=24)
+    ]
+    settings = FinetuneConfig(
+        epochs=1, batch_size=8, eval_batch_size=8, learning_rate=1e-3, warmup_ratio=0.0,
+        weight_decay=0.01, grad_clip=1.0, log_every=1, checkpoint_every=0,
+    )  # fmt: skip
+    weights = []
+    for deterministic in (True, False):
+        model = load_classifier(tiny_model_cfg, tokenizer, 2, seed=0)
+        task = load_task("sst2")
+        train(model, task, rows, labels, settings, 0, 0, CPU, deterministic=deterministic)
+        weights.append(model.state_dict())
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
 @pytest.mark.parametrize(
     ("profile", "deterministic", "compiled"),
     [
