@@ -164,40 +164,45 @@ def train(
         step, curve = resumed["step"], resumed["curve"]
         running = [torch.tensor(x, device=device) for x in resumed["running"]]
     progress = tqdm(total=total, initial=step, desc=description, unit="step")
-    for epoch in range(step // steps_per_epoch, settings.epochs):
-        done = step - epoch * steps_per_epoch  # batches of this epoch trained before a resume
-        for chosen, batch in padded_batches(rows, epochs[epoch][done:], pad_id, device, multiple):
-            with autocast(precision, device):
-                loss = forward(**batch, labels=_targets(task, labels[chosen], device)).loss
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)  # clip the true gradients (no-op unless fp16)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            running.append(loss.detach().float())
-            progress.update(1)
-            if step % settings.log_every == 0 or step == total:
-                mean_loss = float(np.mean(window_losses(running)))
-                curve.append((step, mean_loss))
-                progress.set_postfix(loss=f"{mean_loss:.4f}", epoch=epoch + 1)
-                log.info("%s step %d/%d loss %.4f", description, step, total, mean_loss)
-                running = []
-            if checkpoints and checkpoints.due(step, total):
-                checkpoints.save(
-                    {
-                        "step": step,
-                        "model": model.state_dict(),
-                        "optimizer": optimizer.state_dict(),
-                        "scheduler": scheduler.state_dict(),
-                        "scaler": scaler.state_dict(),
-                        "random": random_states(),
-                        "curve": curve,
-                        "running": window_losses(running),
-                    }
-                )
+    try:
+        for epoch in range(step // steps_per_epoch, settings.epochs):
+            done = step - epoch * steps_per_epoch  # batches of this epoch trained before a resume
+            remaining = epochs[epoch][done:]
+            for chosen, batch in padded_batches(rows, remaining, pad_id, device, multiple):
+                with autocast(precision, device):
+                    loss = forward(**batch, labels=_targets(task, labels[chosen], device)).loss
+                scaler.scale(loss).backward()
+                scaler.unscale_(optimizer)  # clip the true gradients (no-op unless fp16)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+                scaler.step(optimizer)
+                scaler.update()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                running.append(loss.detach().float())
+                progress.update(1)
+                if step % settings.log_every == 0 or step == total:
+                    mean_loss = float(np.mean(window_losses(running)))
+                    curve.append((step, mean_loss))
+                    progress.set_postfix(loss=f"{mean_loss:.4f}", epoch=epoch + 1)
+                    log.info("%s step %d/%d loss %.4f", description, step, total, mean_loss)
+                    running = []
+                if checkpoints and checkpoints.due(step, total):
+                    checkpoints.save_in_background(
+                        {
+                            "step": step,
+                            "model": model.state_dict(),
+                            "optimizer": optimizer.state_dict(),
+                            "scheduler": scheduler.state_dict(),
+                            "scaler": scaler.state_dict(),
+                            "random": random_states(),
+                            "curve": curve,
+                            "running": window_losses(running),
+                        }
+                    )
+    finally:  # a kill, too, leaves the last checkpoint whole on disk
+        if checkpoints:
+            checkpoints.wait()
     progress.close()
     model.eval()
     return curve
