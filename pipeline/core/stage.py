@@ -179,7 +179,10 @@ class StageRun:
         """The folder that holds the input `producer` makes for this run, or a one-line
         refusal naming the settings and the command that makes it."""
         root, made = self._root(producer), self._made(producer)
-        if not self._keyed(producer) or made.exists():
+        if not self._keyed(producer):
+            return root
+        if made.exists():
+            log.info("reads the %s made under its settings in %s", MADE[producer], root)
             return root
         dvc = self._dvc_config
         if dvc is None:
