@@ -4,7 +4,8 @@ attention stores): every setting that made them.
 An input is made by one stage (its `producer`: prepare, framenet_data, finetune,
 dump_attention) from the outputs of the stages upstream of it, so its settings are the
 config keys that the producer and every stage upstream of it read (their `params` in
-pipeline/dag/declarations.py), taken from the job's config, with two readings for a job of
+dvc.yaml, generated from pipeline/dag/declarations.py; a stage is upstream when the producer
+depends on its cached outputs), taken from the job's config, with two readings for a job of
 one task: `tasks` becomes the job's `task` (its spec from conf/task/), which every per-task
 stage reads, and `paths.*` are left out (they say where files lie, not what they hold; a
 folder named on the command line is read as given). The offline data sets are no setting:
@@ -28,54 +29,65 @@ import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pipeline.core import layout
+from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
-from pipeline.dag.declarations import DATA, Per, Upstream, stage
 
+DVC_YAML = CONF_DIR.parent / "dvc.yaml"  # the stages, their params, deps and outputs
 MANIFEST = "settings.yaml"  # the settings an input folder was made under, beside it
 DIGEST_CHARS = 8
 
 
 @cache
+def _declared() -> dict[str, dict]:
+    """The stages of the project's dvc.yaml (generated from pipeline/dag/declarations.py)."""
+    return yaml.safe_load(DVC_YAML.read_text(encoding="utf-8"))["stages"]
+
+
+def _cached_outs(name: str) -> list[str]:
+    """The outputs of stage `name` in the DVC cache (prepared data, models, stores)."""
+    outs = [
+        next(iter(o.items())) if isinstance(o, dict) else (o, {})
+        for o in _declared()[name].get("outs", [])
+    ]
+    return [path for path, options in outs if options.get("cache", True)]
+
+
+@cache
 def chain(producer: str) -> tuple[str, ...]:
-    """`producer` and every stage upstream of it whose outputs it reads (outputs in the DVC
-    cache: prepared data, models, stores), upstream first: ("prepare", "finetune") for
-    finetune."""
+    """`producer` and every stage upstream of it whose cached outputs it reads (prepared
+    data, models, stores), upstream first: ("prepare", "finetune") for finetune."""
     found: list[str] = []
-    for item in stage(producer).inputs:
-        name = item.stage if isinstance(item, Upstream) else _writer_of(item)
-        for upstream in chain(name) if name else ():
-            if upstream not in found:
-                found.append(upstream)
+    for dep in _declared()[producer].get("deps", []):
+        for name in _declared():
+            if name != producer and any(
+                dep == out or dep.startswith(f"{out}/") for out in _cached_outs(name)
+            ):
+                found.extend(s for s in chain(name) if s not in found)
     return (*found, producer)
 
 
-def _writer_of(path: str) -> str | None:
-    """The stage whose cached output `path` is, or lies under (data/glue/<task> -> prepare)."""
-    from pipeline.dag.declarations import STAGES
-
-    if not path.startswith(f"{DATA}/"):
-        return None
-    for declared in STAGES:
-        if any(path == out or path.startswith(f"{out}/") for out in declared.outs):
-            return declared.name
-    return None
-
-
-def per_task(producer: str) -> bool:
-    """Whether `producer` writes one folder per task (so its inputs are keyed per task)."""
-    return any(_reads_tasks(name) for name in chain(producer))
+def per_matrix_task(name: str) -> bool:
+    """Whether dvc.yaml runs stage `name` once per task (and fine-tuning seed)."""
+    return "task" in _declared()[name].get("matrix", {})
 
 
 def _reads_tasks(name: str) -> bool:
-    declared = stage(name)
-    return declared.per is Per.TASK_SEED or declared.task_configs
+    """Whether stage `name` reads a task's spec (it runs per task, or reads conf/task/)."""
+    deps = _declared()[name].get("deps", [])
+    return per_matrix_task(name) or any(str(d).startswith("conf/task") for d in deps)
+
+
+def per_task(producer: str) -> bool:
+    """Whether the inputs `producer` makes for a job depend on its task (a folder per task)."""
+    return any(_reads_tasks(name) for name in chain(producer))
 
 
 def settings(cfg: DictConfig, producer: str) -> dict[str, Any]:
     """Every setting of `cfg` that the inputs `producer` makes depend on, by key."""
     keys: dict[str, None] = {}
     for name in chain(producer):
-        keys.update(dict.fromkeys(k for k in stage(name).params if not k.startswith("paths.")))
+        params = _declared()[name].get("params", [])
+        keys.update(dict.fromkeys(k for k in params if not k.startswith("paths.")))
         if _reads_tasks(name):
             keys["task"] = None
     keys.pop("tasks", None)  # a job of one task reads that task's spec (`task`)

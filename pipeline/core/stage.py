@@ -53,8 +53,6 @@ from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.overrides import check_overrides
 from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
-from pipeline.dag.declarations import Per
-from pipeline.dag.declarations import stage as stage_declaration
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -212,7 +210,7 @@ class StageRun:
         """The command that runs `producer` under this job's settings: a Hydra job with the
         job's overrides, or the DVC stage when its inputs are the DVC run's."""
         if not self._keyed(producer):
-            matrix = stage_declaration(producer).per is Per.TASK_SEED
+            matrix = input_keys.per_matrix_task(producer)
             return f"dvc repro {producer}" + (f"@{self.cfg.task.name}-{self.seed}" * matrix)
         given = [arg for arg in self.overrides if not arg.startswith(("hydra.", "hydra/"))]
         if not given:  # a run built in code: the groups that name it
