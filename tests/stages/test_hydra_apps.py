@@ -75,20 +75,19 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
         ]
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    keyed = tmp_path / "runs" / "micro" / "tiny_random"  # models: by profile and model
+    keyed = tmp_path / "runs" / "micro" / "tiny_random"  # by profile, model and settings
     for job, task in enumerate(["mrpc", "rte"]):
-        metrics = json.loads(
-            (sweep_dir / str(job) / "metrics/finetune" / task / "seed42.json").read_text()
-        )
-        predictions = pd.read_csv(
-            sweep_dir / str(job) / "plots/finetune" / task / "seed42/predictions.csv"
-        )
+        folder = sweep_dir / f"{job}_{task}_tiny_random_micro"  # job, task, model, profile
+        metrics = json.loads((folder / "metrics/finetune" / task / "seed42.json").read_text())
+        predictions = pd.read_csv(folder / "plots/finetune" / task / "seed42/predictions.csv")
         assert len(predictions) == 32  # the job's own task: its eval rows, scored
         assert metrics["finetuned.accuracy"] == pytest.approx(
             (predictions["label"] == predictions["finetuned"]).mean()
         )
         assert metrics["train_rows"] == 64
-        assert (keyed / "models" / task / "seed42/model.safetensors").exists()
+        assert (
+            len(list(keyed.glob(f"finetune-{task}-*/models/{task}/seed42/model.safetensors"))) == 1
+        )
     after = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
     assert after == before  # the DVC-tracked outputs were not touched
 
