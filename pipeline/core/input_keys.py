@@ -124,6 +124,14 @@ def write_manifest(cfg: DictConfig, producer: str) -> Path:
 
 
 def differing(cfg: DictConfig, other: DictConfig, producer: str) -> list[str]:
-    """The keys of `producer`'s settings whose values differ between two configs."""
-    mine, theirs = settings(cfg, producer), settings(other, producer)
-    return [key for key in mine if mine[key] != theirs.get(key)]
+    """The keys (down to the leaves: `finetune.learning_rate`) of `producer`'s settings whose
+    values differ between two configs."""
+    return _differing(settings(cfg, producer), settings(other, producer), "")
+
+
+def _differing(mine: Any, theirs: Any, where: str) -> list[str]:
+    if not (isinstance(mine, dict) and isinstance(theirs, dict)):
+        return [] if mine == theirs else [where]
+    keys = [*mine, *(k for k in theirs if k not in mine)]
+    found = (_differing(mine.get(k), theirs.get(k), f"{where}.{k}" if where else k) for k in keys)
+    return [key for keys_below in found for key in keys_below]

@@ -130,7 +130,7 @@ def test_a_job_without_its_input_refuses_in_one_line(dvc_run) -> None:
         dump_attention.run(run)
     message = str(raised.value)
     assert "\n" not in message
-    assert "(its settings differ from params.yaml's in model)" in message
+    assert "(its settings differ from params.yaml's in model.name_or_path)" in message
     assert message.endswith(
         "make it with `python -m stages.finetune task=rte experiment=micro "
         "model.name_or_path=elsewhere/bert`"
