@@ -43,26 +43,32 @@ def _declared() -> dict[str, dict]:
     return yaml.safe_load(DVC_YAML.read_text(encoding="utf-8"))["stages"]
 
 
-def _cached_outs(name: str) -> list[str]:
-    """The outputs of stage `name` in the DVC cache (prepared data, models, stores)."""
+def _outs(name: str, results: bool) -> list[str]:
+    """The outputs of stage `name` in the DVC cache (prepared data, models, stores), with
+    its results kept in git (tables, figures, metrics) when `results`."""
+    spec = _declared()[name]
     outs = [
         next(iter(o.items())) if isinstance(o, dict) else (o, {})
-        for o in _declared()[name].get("outs", [])
+        for o in [*spec.get("outs", []), *spec.get("metrics", [])]
     ]
-    return [path for path, options in outs if options.get("cache", True)]
+    return [path for path, options in outs if results or options.get("cache", True)]
 
 
 @cache
-def chain(producer: str) -> tuple[str, ...]:
+def chain(producer: str, results: bool = False) -> tuple[str, ...]:
     """`producer` and every stage upstream of it whose cached outputs it reads (prepared
-    data, models, stores), upstream first: ("prepare", "finetune") for finetune."""
+    data, models, stores; their results too when `results`), upstream first: ("prepare",
+    "finetune") for finetune."""
     found: list[str] = []
     for dep in _declared()[producer].get("deps", []):
-        for name in _declared():
+        for name, spec in _declared().items():
+            if spec.get("always_changed"):
+                continue  # data_sources: digests of the offline data, made by no setting
             if name != producer and any(
-                dep == out or dep.startswith(f"{out}/") for out in _cached_outs(name)
+                dep == out or dep.startswith(f"{out}/") or out.startswith(f"{dep}/")
+                for out in _outs(name, results)
             ):
-                found.extend(s for s in chain(name) if s not in found)
+                found.extend(s for s in chain(name, results) if s not in found)
     return (*found, producer)
 
 
@@ -84,8 +90,13 @@ def per_task(producer: str) -> bool:
 
 def settings(cfg: DictConfig, producer: str) -> dict[str, Any]:
     """Every setting of `cfg` that the inputs `producer` makes depend on, by key."""
+    return settings_of(cfg, chain(producer))
+
+
+def settings_of(cfg: DictConfig, stages: tuple[str, ...]) -> dict[str, Any]:
+    """Every setting of `cfg` that the outputs of `stages` depend on, by key."""
     keys: dict[str, None] = {}
-    for name in chain(producer):
+    for name in stages:
         params = _declared()[name].get("params", [])
         keys.update(dict.fromkeys(k for k in params if not k.startswith("paths.")))
         if _reads_tasks(name):
@@ -126,7 +137,12 @@ def write_manifest(cfg: DictConfig, producer: str) -> Path:
 def differing(cfg: DictConfig, other: DictConfig, producer: str) -> list[str]:
     """The keys (down to the leaves: `finetune.learning_rate`) of `producer`'s settings whose
     values differ between two configs."""
-    return _differing(settings(cfg, producer), settings(other, producer), "")
+    return differing_of(cfg, other, chain(producer))
+
+
+def differing_of(cfg: DictConfig, other: DictConfig, stages: tuple[str, ...]) -> list[str]:
+    """`differing` over the settings the outputs of `stages` depend on."""
+    return _differing(settings_of(cfg, stages), settings_of(other, stages), "")
 
 
 def _differing(mine: Any, theirs: Any, where: str) -> list[str]:

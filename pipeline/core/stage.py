@@ -254,28 +254,38 @@ class StageRun:
         """A path this run writes."""
         return self.out_root.joinpath(*parts)
 
-    def upstream(self, *parts: str) -> Path:
+    def upstream(self, *parts: str, reader: str | None = None) -> Path:
         """An output of an earlier stage, read as input: the attention stores from where
-        `dump_attention` made them for this run; any other only from the DVC run's outputs,
-        for a run that follows it."""
+        `dump_attention` made them for this run; any other (read by stage `reader`) only from
+        the DVC run's outputs, for a run that follows it in every setting they depend on."""
         if parts[:1] == ("attention",):
             return self._input("dump_attention").joinpath(*parts)
-        self._dvc_results_only()
+        self._dvc_results_only(input_keys.chain(reader, results=True)[:-1] if reader else ())
         return Path(self.cfg.paths.outputs).joinpath(*parts)
 
     def results_of(self, kind: str, stage: str, *where: str) -> Path:
         """The `plots` or `figures` folder of an earlier stage's DVC-tracked results
-        (pipeline/core/layout.py), read as input by a run that follows the DVC run."""
-        self._dvc_results_only()
+        (pipeline/core/layout.py), read as input by a run that follows the DVC run in every
+        setting they depend on."""
+        self._dvc_results_only(input_keys.chain(stage, results=True))
         return layout.results(self.cfg.paths.outputs, kind, stage, *where)
 
-    def _dvc_results_only(self) -> None:
-        if not self.follows_dvc_run:
-            overrides = f"-S model={self.cfg.model.name} -S experiment={self.cfg.experiment_name}"
-            raise PipelineError(
-                f"this stage reads other stages' results, which only the DVC run keeps, and "
-                f"outputs/ holds another model or profile; run it with `dvc exp run {overrides}`"
-            )
+    def _dvc_results_only(self, writers: tuple[str, ...]) -> None:
+        """Refuse in one line, naming the DVC experiment that makes them, unless the results
+        of stages `writers` in the DVC run's outputs were made under this run's settings."""
+        dvc = self._dvc_config
+        keys = [] if dvc is None else input_keys.differing_of(self.cfg, dvc, writers)
+        if self.follows_dvc_run and dvc is not None and not keys:
+            return
+        given = [a for a in self.overrides if not a.startswith(("hydra.", "hydra/", "task="))]
+        if not given:
+            given = [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
+        differ = f" (its settings differ in {', '.join(keys[:3])})" if keys else ""
+        raise PipelineError(
+            f"this stage reads other stages' results, which only the DVC run keeps, and "
+            f"outputs/ holds them made under other settings{differ}; run it with "
+            f"`dvc exp run {' '.join(f'-S {a}' for a in given)}`"
+        )
 
     def data(self, *parts: str) -> Path:
         """Prepared input data (the GLUE splits, written by prepare; parts `framenet`, ...

@@ -136,3 +136,28 @@ def test_a_job_without_its_input_refuses_in_one_line(dvc_run) -> None:
         "model.name_or_path=elsewhere/bert`"
     )
     assert not (dvc_run / "runs").exists()  # a refusal writes nothing
+
+
+def test_results_of_other_stages_are_read_only_under_the_settings_that_made_them(
+    dvc_run,
+) -> None:
+    """gates reads ablate's tables, which only the DVC run keeps: a job fine-tuned at another
+    rate refuses them in one line naming the DVC experiment that makes them."""
+    default = StageRun(config(dvc_run), out_root=dvc_run / "jobs" / "gates", under_dvc=False)
+    ablated = default.results_of("plots", "ablate", "rte", "seed42")
+    assert ablated == dvc_run / "outputs/plots/ablate/rte/seed42"
+    fast = StageRun(
+        config(dvc_run, FAST_RATE),
+        out_root=dvc_run / "jobs" / "gates-fast",
+        under_dvc=False,
+        overrides=("task=rte", "experiment=micro", FAST_RATE),
+    )
+    with pytest.raises(PipelineError) as raised:
+        fast.results_of("plots", "ablate", "rte", "seed42")
+    assert str(raised.value).endswith(
+        "made under other settings (its settings differ in finetune.learning_rate); run it "
+        f"with `dvc exp run -S experiment=micro -S {FAST_RATE}`"
+    )
+    with pytest.raises(PipelineError):
+        fast.upstream(reader="cross_seed")
+    assert default.upstream(reader="cross_seed") == dvc_run / "outputs"
