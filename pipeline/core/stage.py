@@ -273,6 +273,8 @@ class StageRun:
     def _dvc_results_only(self, writers: tuple[str, ...]) -> None:
         """Refuse in one line, naming the DVC experiment that makes them, unless the results
         of stages `writers` in the DVC run's outputs were made under this run's settings."""
+        if self.under_dvc:
+            return
         dvc = self._dvc_config
         keys = [] if dvc is None else input_keys.differing_of(self.cfg, dvc, writers)
         if self.follows_dvc_run and dvc is not None and not keys:
