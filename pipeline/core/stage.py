@@ -221,16 +221,18 @@ class StageRun:
     def inputs_out(self, producer: str) -> Path:
         """Where this run, of stage `producer`, writes what later stages read (prepared data
         and data digests laid out as data/ is; models and attention stores as outputs/ is):
-        under DVC,
-        where the DVC run keeps them; a Hydra job whose settings are the DVC run's, its job
-        folder; a folder named on the command line as given; else their keyed folder, with
-        the settings written beside them."""
+        under DVC, `paths.data` or the outputs folder; a Hydra job whose settings are the DVC
+        run's, its job folder; a folder named on the command line, as given; else their
+        keyed folder, with the settings written beside them."""
+        data = producer in DATA_PRODUCERS or producer not in MADE
+        if self.under_dvc:
+            return Path(self.cfg.paths.data) if data else self.out_root
         if producer not in MADE:  # data digests: read by DVC alone
-            return Path(self.cfg.paths.data) if self.under_dvc else self.out_root / "data"
-        if self.under_dvc or self._given("data" if producer in DATA_PRODUCERS else "outputs"):
+            return self.out_root / "data"
+        if self._given("data" if data else "outputs"):
             return self._root(producer)
         if self._follows_dvc(producer):
-            return self.out_root / "data" if producer in DATA_PRODUCERS else self.out_root
+            return self.out_root / "data" if data else self.out_root
         keyed = input_keys.write_manifest(self.cfg, producer)
         self.keyed_writes.append(keyed)
         return keyed / "data" if producer in DATA_PRODUCERS else keyed
