@@ -449,19 +449,25 @@ def _interrupt_line(stage: StageRun, task: str | None) -> Iterator[None]:
         sys.exit(exit_code(stop))
 
 
+def _hydra_own(path: Path) -> bool:
+    """Whether `path` is a file Hydra writes for every job or sweep (not the stage)."""
+    return path.name in (".hydra", "multirun.yaml") or path.suffix == ".log"
+
+
 @contextlib.contextmanager
 def _removed_if_refused(job_folder: Path) -> Iterator[None]:
     """A Hydra job that stops before writing anything leaves no folder holding only Hydra's
-    own files (.hydra/, the job's log); nor the date folder above it, when that is empty."""
+    own files (.hydra/, the job's log, a sweep's multirun.yaml), up to its date folder."""
     try:
         yield
     except BaseException:
-        if job_folder.is_dir() and all(
-            p.name == ".hydra" or p.suffix == ".log" for p in job_folder.iterdir()
-        ):
-            shutil.rmtree(job_folder)
-            with contextlib.suppress(OSError):
-                job_folder.parent.rmdir()  # only when empty
+        folder = job_folder
+        swept = (job_folder.parent / "multirun.yaml").exists()
+        for _ in range(3 if swept else 2):  # the job, a sweep's folder, the date
+            if not folder.is_dir() or not all(map(_hydra_own, folder.iterdir())):
+                break
+            shutil.rmtree(folder)
+            folder = folder.parent
         raise
 
 

@@ -154,3 +154,15 @@ def test_an_analysis_sweep_reads_the_model_of_each_fine_tuning_job(micro_data, t
     ]
     assert len(set(written)) == 2  # one model per fine-tuning job
     assert [_read_from(log) for log in made["ablate"]] == written
+
+
+def test_a_refused_sweep_leaves_no_folder(tmp_path):
+    """A sweep whose first job refuses (no model made under its settings) leaves neither the
+    job's folder nor the sweep's, with its multirun.yaml, nor their date folder."""
+    sweep = tmp_path / "multirun" / "day" / "sweep"
+    runs = f"paths.runs={tmp_path / 'runs'}"
+    sweep_dir = f"hydra.sweep.dir={sweep}"
+    result = _stage(["stages.ablate", "-m", "task=rte,mrpc", "experiment=micro", runs, sweep_dir])
+    assert result.returncode == 2
+    assert "make it with `python -m stages.prepare task=rte experiment=micro" in result.stderr
+    assert not (tmp_path / "multirun" / "day").exists()
