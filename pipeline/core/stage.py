@@ -153,7 +153,7 @@ class StageRun:
         when the run follows the DVC run or names it on the command line, else the folder
         keyed by the settings that make them (`input_keys.folder`)."""
         path_key = "data" if producer in DATA_PRODUCERS else "outputs"
-        if self._follows_dvc(producer) or self._given(path_key):
+        if not self._keyed(producer):
             return Path(self.cfg.paths[path_key])
         keyed = input_keys.folder(self.cfg, producer)
         return keyed / "data" if path_key == "data" else keyed
