@@ -24,7 +24,7 @@ from pipeline.core.stage import StageRun, stage_main
 
 
 def run(stage: StageRun) -> None:
-    out = StageOutputs(stage.upstream())
+    out = StageOutputs(stage.upstream(reader="claims"))
     seeds = [stage.cfg.seed, *(s for s in stage.cfg.seeds if s != stage.cfg.seed)]
     files = judge_claims(out, stage.task_names, seeds, stage.cfg.model.name)
     stage.write_outputs(

@@ -20,7 +20,10 @@ from pipeline.extensions.cross_seed_figures import cross_seed_figures
 
 
 def run(stage: StageRun) -> None:
-    runs = [read_seed_runs(stage.upstream(), task, list(stage.cfg.seeds)) for task in stage.tasks]
+    runs = [
+        read_seed_runs(stage.upstream(reader="cross_seed"), task, list(stage.cfg.seeds))
+        for task in stage.tasks
+    ]
     compared = [compare_seeds(r) for r in runs]
     tables, metrics = combined(compared)
     stage.write_outputs(

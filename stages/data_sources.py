@@ -28,7 +28,7 @@ def run(stage: StageRun) -> None:
     )
     digests = {name: source.digest() for name, source in found.items()}  # check all first
     for name, digest in digests.items():
-        write_json(data_digest(stage.data_out, name), digest)
+        write_json(data_digest(stage.inputs_out("data_sources"), name), digest)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def run(stage: StageRun) -> None:
             tokenizer,
             task,
             read_split(stage.data(), task.name, task.eval_split),
-            store_path(stage.artifacts_out / "attention", task.name, stage.seed),
+            store_path(stage.inputs_out("dump_attention") / "attention", task.name, stage.seed),
             stage.settings("dump_attention"),
             max_length=cfg.shared.max_length,
             model_id=cfg.model.name,

@@ -47,7 +47,7 @@ def run(stage: StageRun) -> None:
         checkpoints=checkpoints,
     )
 
-    with atomic_path(layout.model(stage.artifacts_out, task.name, stage.seed)) as folder:
+    with atomic_path(layout.model(stage.inputs_out("finetune"), task.name, stage.seed)) as folder:
         save_finetuned(result.model, tokenizer, folder)
     stage.write_outputs(
         "finetune",

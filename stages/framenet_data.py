@@ -25,7 +25,8 @@ def run(stage: StageRun) -> None:
     release.check()
     source = release.folder / Path(settings.source).name
     sentences = read_sentences(source, settings)
-    write_text(stage.data_out / "framenet" / "sentences.jsonl", to_jsonl(sentences))
+    data = stage.inputs_out("framenet_data")
+    write_text(data / "framenet" / "sentences.jsonl", to_jsonl(sentences))
     stage.write_outputs("framenet_data", metrics=sentence_counts(sentences))
     log.info("FrameNet: %d sentences pass the filter (from %s)", len(sentences), source)
 

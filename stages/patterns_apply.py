@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 def run(stage: StageRun) -> None:
     cfg, settings, seed = stage.cfg, stage.settings("patterns"), stage.seed_folder
     torch.set_num_threads(settings.classifier.threads)
-    classifier = load_classifier(layout.pattern_classifier(stage.upstream()))
+    classifier = load_classifier(layout.pattern_classifier(stage.upstream(reader="patterns_apply")))
     stores = open_stores(stage.upstream("attention"), stage.task_names, cfg.model.name, stage.seed)
     classified = classify_heads(
         classifier.ensembles,

@@ -16,10 +16,11 @@ def run(stage: StageRun) -> None:
     settings, paths, counts = stage.settings("prepare"), stage.cfg.paths, {}
     glue = sources.glue(paths.shared_data, paths.glue_dir, settings, stage.task_names)
     glue.check()
+    data = stage.inputs_out("prepare")
     for task in stage.tasks:
         prepared = prepare_task(task, settings, glue.folder, stage.cfg.seed)
         for split, kept in prepared.items():
-            write_table(stage.data_out / "glue" / task.name / f"{split}.parquet", kept.frame)
+            write_table(data / "glue" / task.name / f"{split}.parquet", kept.frame)
             counts.update(kept.counts(f"{task.name}.{split}"))
     stage.write_outputs("prepare", metrics=counts)
 

@@ -170,7 +170,10 @@ def dump_task(
     attached = {variant: attach(models[variant].eval()) for variant in sorted(models)}
     shapes = {variant: model_shape(model) for variant, model in attached.items()}
     if len(set(shapes.values())) > 1:
-        raise PipelineError(f"the {task.name} models differ in shape {shapes}; re-run finetune")
+        raise PipelineError(
+            f"the {task.name} models differ in shape {shapes}: the fine-tuned one was made from "
+            "another `model`; fine-tune it again under these settings (`dvc repro finetune`)"
+        )
     num_layers, num_heads = next(iter(shapes.values()))
     sample = evaluation_sample(frame, task, settings.num_examples, seed)
     examples = tokenize_examples(tokenizer, task, sample, max_length)

@@ -10,6 +10,10 @@ written whole under a temporary name, so DVC leaves them in place and a failed r
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -23,30 +27,47 @@ def restore_command(
     """The command that restores the outputs of stage `name` (of `task` and `seed` for a
     matrix stage) that DVC removed before the run, as dvc.lock last recorded them; None when
     dvc.yaml does not declare the stage or it removes nothing."""
-    if not dvc_yaml.exists():
-        return None
-    spec = (yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")).get("stages") or {}).get(name)
+    spec = _declared(name, dvc_yaml)
     if spec is None:
         return None
     values = {"task": task, "seed": None if seed is None else str(seed)}
-    matrix = [key for key in spec.get("matrix", {}) if key in values]
-    address = name + (f"@{'-'.join(str(values[k]) for k in matrix)}" if matrix else "")
+    address = stage_address(name, spec, values)
+    in_git, cached = removed_outputs(spec, values)
+    commands = [f"dvc checkout {address}"] if cached else []
+    commands += [f"git checkout HEAD -- {' '.join(in_git)}"] if in_git else []
+    return " && ".join(commands) or None
+
+
+def _declared(name: str, dvc_yaml: Path) -> dict | None:
+    """Stage `name` as dvc.yaml declares it; None without dvc.yaml or the stage."""
+    if not dvc_yaml.exists():
+        return None
+    return (yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")).get("stages") or {}).get(name)
+
+
+def removed_outputs(spec: dict, values: dict[str, str | None]) -> tuple[list[str], list[str]]:
+    """The outputs DVC removes before running a stage of dvc.yaml `spec` (with the matrix
+    `values`): those kept in git, and those in the DVC cache (a persisted one is kept)."""
 
     def concrete(path: str) -> str:
         for key, placeholder in ITEMS.items():
             path = path.replace(placeholder, str(values[key]))
         return path
 
-    in_git, from_cache = [], False
+    in_git, cached = [], []
     for entry in [*spec.get("outs", []), *spec.get("metrics", [])]:
         path, options = next(iter(entry.items())) if isinstance(entry, dict) else (entry, {})
         if options.get("cache") is False:
             in_git.append(concrete(path))
         elif not options.get("persist"):  # a persisted output is kept while the stage runs
-            from_cache = True
-    commands = [f"dvc checkout {address}"] if from_cache else []
-    commands += [f"git checkout HEAD -- {' '.join(in_git)}"] if in_git else []
-    return " && ".join(commands) or None
+            cached.append(concrete(path))
+    return in_git, cached
+
+
+def stage_address(name: str, spec: dict, values: dict[str, str | None]) -> str:
+    """`finetune@rte-42`: the stage of dvc.yaml `spec` as `dvc repro` names it."""
+    matrix = [key for key in spec.get("matrix", {}) if key in values]
+    return name + (f"@{'-'.join(str(values[k]) for k in matrix)}" if matrix else "")
 
 
 def close_progress_bars() -> None:
@@ -67,3 +88,57 @@ def interrupted_line(checkpoints: Path | None) -> str:
     if checkpoints is not None and checkpoints.exists():
         return f"interrupted; the next run resumes from the checkpoints in {checkpoints}"
     return "interrupted; the next run starts this stage again"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, which Slurm and other schedulers send before they kill: raised where the stage
+    runs, so that it stops as Ctrl-C stops it (the resume line, the restore line)."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM stop this process as Ctrl-C does (raising `Terminated`)."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
+def exit_code(stop: KeyboardInterrupt) -> int:
+    """130 after Ctrl-C, 143 after SIGTERM: 128 + the signal, as a shell reports it."""
+    return getattr(stop, "exit_code", 130)
+
+
+@contextlib.contextmanager
+def unfinished_run_noted(
+    name: str, task: str | None, seed: int | None, outputs: Path, dvc_yaml: Path = Path("dvc.yaml")
+) -> Iterator[None]:
+    """Under DVC: mark the run of stage `name` as under way in <outputs>/running/ until it
+    ends in any way this process sees; a run that finds the mark of one killed before it
+    (kill -9, out of memory) says first which outputs DVC had removed and how to restore
+    them."""
+    spec = _declared(name, dvc_yaml)
+    if spec is None:
+        yield
+        return
+    values = {"task": task, "seed": None if seed is None else str(seed)}
+    marker = outputs / "running" / stage_address(name, spec, values)
+    command = restore_command(name, task, seed, dvc_yaml)
+    if marker.exists() and command:
+        removed = " ".join(path for paths in removed_outputs(spec, values) for path in paths)
+        print(killed_line(marker.name, removed, command), file=sys.stderr)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+def killed_line(address: str, removed: str, command: str) -> str:
+    return (
+        f"the last run of {address} was killed before it ended, and DVC had removed {removed}; "
+        f"this run makes them again (to restore them instead: {command})"
+    )

@@ -68,10 +68,11 @@ def data_digest(root: Path | str, source: str) -> Path:
     return Path(root, "sources", f"{source}.json")
 
 
-def keyed_run(runs: Path | str, experiment: str, model: str) -> Path:
-    """The inputs (data/, models/, attention/) of Hydra jobs of profile `experiment` and model
-    `model`, when they differ from the DVC run's: <paths.runs>/<experiment>/<model>."""
-    return Path(runs, experiment, model)
+def keyed_inputs(runs: Path | str, experiment: str, model: str, label: str) -> Path:
+    """The inputs (data/, models/, attention/) a Hydra job made under settings other than the
+    DVC run's, in a folder named by what made them (`label`: producer, task, digest of the
+    settings; pipeline/core/input_keys.py): <paths.runs>/<experiment>/<model>/<label>."""
+    return Path(runs, experiment, model, label)
 
 
 def report_page(root: Path | str) -> Path:

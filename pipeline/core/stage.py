@@ -7,11 +7,12 @@ seed from `--seed` (an item of `seeds`); outputs go to the DVC-tracked folders.
 
 `python -m stages.<name> [overrides] [-m]` is a Hydra app over conf/, multirun included.
 Each job writes its results under its own Hydra folder and never touches the DVC-tracked
-outputs. A job of the DVC run's model and profile (params.yaml's `model.name` and
-`experiment_name`) reads its inputs (prepared data, fine-tuned models, attention stores) from
-them; a job of another model or profile reads and writes them in
-<paths.runs>/<profile>/<model>/ (`inputs_root`), and refuses in one line, naming the command
-that makes it, where one is missing. Its fine-tuning seed is `seed`.
+outputs. The inputs it reads (prepared data, fine-tuned models, attention stores) are those
+made under every setting they depend on (pipeline/core/input_keys.py): the DVC run's when
+each such setting equals params.yaml's, else the ones a Hydra job of the making stage wrote
+under the same settings in <paths.runs>/<profile>/<model>/<stage>[-<task>]-<digest>/; where
+one is missing the job refuses in one line naming the command that makes it. Its
+fine-tuning seed is `seed`.
 
 `seed` is also the seed of every data sample (so all seeds are scored on the same rows) and
 the primary seed: the one whose results the claims table quotes, and the one a Hydra job
@@ -23,11 +24,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import shutil
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,14 +37,17 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.core import layout
+from pipeline.core import input_keys, layout
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import (
     close_progress_bars,
+    exit_code,
     interrupted_line,
     restore_command,
     restore_line,
+    stop_on_sigterm,
+    unfinished_run_noted,
 )
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
@@ -55,6 +60,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What each stage that makes a later stage's inputs makes, in a refusal's words.
+MADE = {
+    "prepare": "prepared data",
+    "framenet_data": "FrameNet sentences",
+    "finetune": "fine-tuned model",
+    "dump_attention": "attention store",
+}
+DATA_PRODUCERS = ("prepare", "framenet_data")  # their inputs lie under paths.data
+
 
 @dataclass(frozen=True)
 class StageRun:
@@ -64,6 +78,8 @@ class StageRun:
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
     seed_item: int | None = None  # `--seed`: the item of `seeds` a per-(task, seed) stage runs
+    overrides: tuple[str, ...] = ()  # a Hydra job's command line, repeated by its refusals
+    keyed_writes: list[Path] = field(default_factory=list, compare=False)  # keyed folders made
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cfg", _typed(self.cfg, "config"))
@@ -97,62 +113,134 @@ class StageRun:
         params = Path("params.yaml")
         return OmegaConf.load(params) if params.exists() else None
 
-    @property
-    def _dvc_run_key(self) -> tuple[str, str] | None:
-        """(profile, model) of the DVC run."""
-        cfg = self._dvc_params
-        return None if cfg is None else (str(cfg.experiment_name), str(cfg.model.name))
+    @cached_property
+    def _dvc_config(self) -> DictConfig | None:
+        """The DVC run's config for this job's task (as `--dvc TASK` reads it); None without
+        params.yaml."""
+        return None if self._dvc_params is None else _load_dvc_config(self.cfg.task.name)
 
     @property
     def follows_dvc_run(self) -> bool:
-        """Whether this run's inputs are the DVC run's: under DVC, or a Hydra job of the model
-        and profile that params.yaml (the DVC run's config) names."""
-        return self.under_dvc or self._dvc_run_key == (
-            self.cfg.experiment_name,
-            self.cfg.model.name,
-        )
-
-    def _keyed(self, path_key: str) -> bool:
-        """Whether inputs under `paths.<path_key>` come from this run's own folder: a Hydra
-        job of another model or profile than the DVC run's that left `paths.<path_key>` at
-        the DVC run's (a folder named on the command line is read as given)."""
-        if self.follows_dvc_run:
-            return False
+        """Whether this run reads other stages' results from the DVC run's outputs: under DVC,
+        or a Hydra job of the model and profile that params.yaml (the DVC run's config)
+        names."""
         dvc = self._dvc_params
-        return dvc is None or dvc.paths[path_key] == self.cfg.paths[path_key]
-
-    @property
-    def inputs_root(self) -> Path:
-        """Where this run's inputs lie: the DVC-tracked outputs when it follows the DVC run,
-        else the folder of its own profile and model (`paths.runs`)."""
-        if not self._keyed("outputs"):
-            return Path(self.cfg.paths.outputs)
-        return layout.keyed_run(self.cfg.paths.runs, self.cfg.experiment_name, self.cfg.model.name)
-
-    @property
-    def artifacts_out(self) -> Path:
-        """Where this run writes what later stages read (models, attention stores): the DVC
-        outputs under DVC, its job folder beside the DVC run, else `inputs_root`."""
-        return self.out_root if self.follows_dvc_run else self.inputs_root
-
-    def _input(self, path: Path, made_by: str) -> Path:
-        """`path`, or a one-line refusal naming this run's config and the command that makes
-        the input for it."""
-        if self.follows_dvc_run or path.exists() or not path.is_relative_to(self.cfg.paths.runs):
-            return path
-        key = f"model={self.cfg.model.name} experiment={self.cfg.experiment_name}"
-        dvc = self._dvc_run_key
-        held = f"model={dvc[1]} experiment={dvc[0]}" if dvc else "no DVC run"
-        raise PipelineError(
-            f"no input for {key} at {path} (the DVC outputs hold {held}); make it with "
-            f"`python -m stages.{made_by} task={self.cfg.task.name} {key}`"
+        return self.under_dvc or (
+            dvc is not None
+            and (str(dvc.experiment_name), str(dvc.model.name))
+            == (self.cfg.experiment_name, self.cfg.model.name)
         )
+
+    def _follows_dvc(self, producer: str) -> bool:
+        """Whether the inputs `producer` makes for this run are the DVC run's: under DVC, or
+        a Hydra job whose every setting they depend on (pipeline/core/input_keys.py) equals
+        params.yaml's, of a task the DVC run covers."""
+        if self.under_dvc:
+            return True
+        dvc = self._dvc_config
+        if dvc is None or (input_keys.per_task(producer) and self.cfg.task.name not in dvc.tasks):
+            return False
+        return not input_keys.differing(self.cfg, dvc, producer)
+
+    def _given(self, path_key: str) -> bool:
+        """Whether `paths.<path_key>` was named on the command line (read as given)."""
+        dvc = self._dvc_params
+        return dvc is not None and dvc.paths[path_key] != self.cfg.paths[path_key]
+
+    def _root(self, producer: str) -> Path:
+        """The folder that holds the inputs `producer` makes for this run, laid out as
+        `paths.outputs` (or `paths.data`, for prepared data) holds the DVC run's: that folder
+        when the run follows the DVC run or names it on the command line, else the folder
+        keyed by the settings that make them (`input_keys.folder`)."""
+        path_key = "data" if producer in DATA_PRODUCERS else "outputs"
+        if not self._keyed(producer):
+            return Path(self.cfg.paths[path_key])
+        keyed = input_keys.folder(self.cfg, producer)
+        return keyed / "data" if path_key == "data" else keyed
+
+    def _made(self, producer: str) -> Path:
+        """The input `producer` makes for this run (its task's data, model or store)."""
+        root, task = self._root(producer), self.cfg.task.name
+        return {
+            "prepare": lambda: root / "glue" / task,
+            "framenet_data": lambda: root / "framenet" / "sentences.jsonl",
+            "finetune": lambda: layout.model(root, task, self.seed),
+            "dump_attention": lambda: layout.attention_store(root / "attention", task, self.seed),
+        }[producer]()
+
+    def _keyed(self, producer: str) -> bool:
+        """Whether the inputs `producer` makes for this run lie in their keyed folder."""
+        path_key = "data" if producer in DATA_PRODUCERS else "outputs"
+        return not (self._follows_dvc(producer) or self._given(path_key))
+
+    def _input(self, producer: str) -> Path:
+        """The folder that holds the input `producer` makes for this run, or a one-line
+        refusal naming the settings and the command that makes it."""
+        root, made = self._root(producer), self._made(producer)
+        if not self._keyed(producer):
+            return root
+        if made.exists():
+            log.info("reads the %s made under its settings in %s", MADE[producer], root)
+            return root
+        dvc = self._dvc_config
+        if dvc is None:
+            why = "no params.yaml"
+        elif input_keys.per_task(producer) and self.cfg.task.name not in dvc.tasks:
+            why = f"the DVC run covers {', '.join(dvc.tasks)}"
+        else:
+            keys = input_keys.differing(self.cfg, dvc, producer)
+            more = f" and {len(keys) - 3} more" if len(keys) > 3 else ""
+            why = f"its settings differ from params.yaml's in {', '.join(keys[:3])}{more}"
+        raise PipelineError(
+            f"no {MADE[producer]} made under this job's settings ({why}) at {made}; "
+            f"make it with `{self._making(producer)}`"
+        )
+
+    def _making(self, producer: str) -> str:
+        """The command that makes the input `producer` makes for this run, after the inputs
+        upstream of it that are missing too."""
+        steps = [
+            name
+            for name in input_keys.chain(producer)[:-1]
+            if name in MADE and not self._made(name).exists()
+        ]
+        return " && ".join(self._command(name) for name in [*steps, producer])
+
+    def _command(self, producer: str) -> str:
+        """The command that runs `producer` under this job's settings: a Hydra job with the
+        job's overrides, or the DVC stage when its inputs are the DVC run's."""
+        if not self._keyed(producer):
+            matrix = input_keys.per_matrix_task(producer)
+            return f"dvc repro {producer}" + (f"@{self.cfg.task.name}-{self.seed}" * matrix)
+        given = [arg for arg in self.overrides if not arg.startswith(("hydra.", "hydra/"))]
+        if not given:  # a run built in code: the groups that name it
+            given = [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
+        task = [] if any(a.startswith("task=") for a in given) else [f"task={self.cfg.task.name}"]
+        return " ".join([f"python -m stages.{producer}", *task, *given])
+
+    def inputs_out(self, producer: str) -> Path:
+        """Where this run, of stage `producer`, writes what later stages read (prepared data
+        and data digests laid out as data/ is; models and attention stores as outputs/ is):
+        under DVC, `paths.data` or the outputs folder; a Hydra job whose settings are the DVC
+        run's, its job folder; a folder named on the command line, as given; else their
+        keyed folder, with the settings written beside them."""
+        data = producer in DATA_PRODUCERS or producer not in MADE
+        if self.under_dvc:
+            return Path(self.cfg.paths.data) if data else self.out_root
+        if producer not in MADE:  # data digests: read by DVC alone
+            return self.out_root / "data"
+        if self._given("data" if data else "outputs"):
+            return self._root(producer)
+        if self._follows_dvc(producer):
+            return self.out_root / "data" if data else self.out_root
+        keyed = input_keys.write_manifest(self.cfg, producer)
+        self.keyed_writes.append(keyed)
+        return keyed / "data" if producer in DATA_PRODUCERS else keyed
 
     @property
     def model_folder(self) -> Path:
         """The fine-tuned model of this run's task and seed (written by finetune)."""
-        path = layout.model(self.inputs_root, self.cfg.task.name, self.seed)
-        return self._input(path, "finetune")
+        return layout.model(self._input("finetune"), self.cfg.task.name, self.seed)
 
     @property
     def seed(self) -> int:
@@ -168,43 +256,49 @@ class StageRun:
         """A path this run writes."""
         return self.out_root.joinpath(*parts)
 
-    def upstream(self, *parts: str) -> Path:
-        """An output of an earlier stage, read as input: the attention stores from
-        `inputs_root`; any other only from the DVC run's outputs, for a run that follows it."""
+    def upstream(self, *parts: str, reader: str | None = None) -> Path:
+        """An output of an earlier stage, read as input: the attention stores from where
+        `dump_attention` made them for this run; any other (read by stage `reader`) only from
+        the DVC run's outputs, for a run that follows it in every setting they depend on."""
         if parts[:1] == ("attention",):
-            return self._input(self.inputs_root.joinpath(*parts), "dump_attention")
-        self._dvc_results_only()
+            return self._input("dump_attention").joinpath(*parts)
+        self._dvc_results_only(input_keys.chain(reader, results=True)[:-1] if reader else ())
         return Path(self.cfg.paths.outputs).joinpath(*parts)
 
     def results_of(self, kind: str, stage: str, *where: str) -> Path:
         """The `plots` or `figures` folder of an earlier stage's DVC-tracked results
-        (pipeline/core/layout.py), read as input by a run that follows the DVC run."""
-        self._dvc_results_only()
+        (pipeline/core/layout.py), read as input by a run that follows the DVC run in every
+        setting they depend on."""
+        self._dvc_results_only(input_keys.chain(stage, results=True))
         return layout.results(self.cfg.paths.outputs, kind, stage, *where)
 
-    def _dvc_results_only(self) -> None:
-        if not self.follows_dvc_run:
-            overrides = f"-S model={self.cfg.model.name} -S experiment={self.cfg.experiment_name}"
-            raise PipelineError(
-                f"this stage reads other stages' results, which only the DVC run keeps, and "
-                f"outputs/ holds another model or profile; run it with `dvc exp run {overrides}`"
-            )
+    def _dvc_results_only(self, writers: tuple[str, ...]) -> None:
+        """Refuse in one line, naming the DVC experiment that makes them, unless the results
+        of stages `writers` in the DVC run's outputs were made under this run's settings."""
+        if self.under_dvc:
+            return
+        dvc = self._dvc_config
+        keys = [] if dvc is None else input_keys.differing_of(self.cfg, dvc, writers)
+        if self.follows_dvc_run and dvc is not None and not keys:
+            return
+        given = [a for a in self.overrides if not a.startswith(("hydra.", "hydra/", "task="))]
+        if not given:
+            given = [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
+        differ = f" (its settings differ in {', '.join(keys[:3])})" if keys else ""
+        raise PipelineError(
+            f"this stage reads other stages' results, which only the DVC run keeps, and "
+            f"outputs/ holds them made under other settings{differ}; run it with "
+            f"`dvc exp run {' '.join(f'-S {a}' for a in given)}`"
+        )
 
     def data(self, *parts: str) -> Path:
-        """Prepared input data (written by the prepare stage); the labels by eye
+        """Prepared input data (the GLUE splits, written by prepare; parts `framenet`, ...
+        by framenet_data) as this run's settings make it; the labels by eye
         (data/annotations) are the project's own, whatever the run."""
-        if not self._keyed("data") or parts[:1] == ("annotations",):
+        if parts[:1] == ("annotations",):
             return Path(self.cfg.paths.data).joinpath(*parts)
-        keyed = layout.keyed_run(self.cfg.paths.runs, self.cfg.experiment_name, self.cfg.model.name)
-        return self._input(keyed.joinpath("data", *parts), "prepare")
-
-    @property
-    def data_out(self) -> Path:
-        """Where the prepare stage writes: data/ under DVC, the job folder beside the DVC run,
-        else `inputs_root`/data."""
-        if self.under_dvc:
-            return Path(self.cfg.paths.data)
-        return self.out_root / "data" if self.follows_dvc_run else self.inputs_root / "data"
+        producer = "framenet_data" if parts[:1] == ("framenet",) else "prepare"
+        return self._input(producer).joinpath(*parts)
 
     @property
     def task_names(self) -> list[str]:
@@ -310,8 +404,7 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     name = _stage_name()
     seeded = stage.seed_item is not None
     parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
-    later = stage.artifacts_out  # models, prepared data, stores: what later stages read
-    keyed = "" if later == stage.out_root else f"; what later stages read under {later}"
+    keyed = "".join(f"; what later stages read under {k}" for k in stage.keyed_writes)
     log.info("%s took %.1f s; wrote under %s%s", "@".join(parts), seconds, stage.out_root, keyed)
     timing = {
         "stage": name,
@@ -337,26 +430,51 @@ def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
             traceback.print_exc()
         if command:
             print(restore_line(command), file=sys.stderr)
-        code = failure.code if isinstance(failure, SystemExit) else 130
-        sys.exit(code if isinstance(failure, SystemExit | KeyboardInterrupt) else 1)
+        if isinstance(failure, KeyboardInterrupt):
+            sys.exit(exit_code(failure))
+        sys.exit(failure.code if isinstance(failure, SystemExit) else 1)
 
 
 @contextlib.contextmanager
 def _interrupt_line(stage: StageRun, task: str | None) -> Iterator[None]:
-    """Ctrl-C prints one line, saying where the next run resumes, instead of a traceback."""
+    """Ctrl-C (or SIGTERM) prints one line, saying where the next run resumes, instead of a
+    traceback."""
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         close_progress_bars()
         where = [task] if task else []
         checkpoints = stage.out("checkpoints", _stage_name(), *where, stage.seed_folder)
         print(interrupted_line(checkpoints), file=sys.stderr)
-        sys.exit(130)
+        sys.exit(exit_code(stop))
+
+
+def _hydra_own(path: Path) -> bool:
+    """Whether `path` is a file Hydra writes for every job or sweep (not the stage)."""
+    return path.name in (".hydra", "multirun.yaml") or path.suffix == ".log"
+
+
+@contextlib.contextmanager
+def _removed_if_refused(job_folder: Path) -> Iterator[None]:
+    """A Hydra job that stops before writing anything leaves no folder holding only Hydra's
+    own files (.hydra/, the job's log, a sweep's multirun.yaml), up to its date folder."""
+    try:
+        yield
+    except BaseException:
+        folder = job_folder
+        swept = (job_folder.parent / "multirun.yaml").exists()
+        for _ in range(3 if swept else 2):  # the job, a sweep's folder, the date
+            if not folder.is_dir() or not all(map(_hydra_own, folder.iterdir())):
+                break
+            shutil.rmtree(folder)
+            folder = folder.parent
+        raise
 
 
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
     args = sys.argv[1:]
+    stop_on_sigterm()
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
         task, seed = _dvc_args(args)
@@ -364,7 +482,10 @@ def stage_main(run: StageFn) -> None:
             cfg = _load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
-            with _interrupt_line(stage, task):
+            with (
+                unfinished_run_noted(_stage_name(), task, seed, stage.out_root),
+                _interrupt_line(stage, task),
+            ):
                 _timed(run, stage, task)
         return
 
@@ -376,10 +497,14 @@ def stage_main(run: StageFn) -> None:
 
     @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
     def hydra_job(cfg: DictConfig) -> None:
-        out_root = Path(HydraConfig.get().runtime.output_dir)
-        with exit_on_error():
-            stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False)
+        hydra_cfg = HydraConfig.get()
+        out_root = Path(hydra_cfg.runtime.output_dir)
+        with exit_on_error(), _removed_if_refused(out_root):
+            overrides = tuple(hydra_cfg.overrides.task)
+            stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False, overrides=overrides)
             with _interrupt_line(stage, stage.task.name):
                 _timed(run, stage, None)
 
+    if not any(arg.startswith("hydra.job.name=") for arg in args):  # the job folder's name
+        sys.argv.append(f"hydra.job.name={_stage_name()}")
     hydra_job()

@@ -98,7 +98,7 @@ def test_dump_task_refuses_models_of_different_shapes(tmp_path, tokenizer, micro
     frame = frame.assign(idx=[0, 1], label=[0, 1])
     settings = stage.settings("dump_attention")
     path = tmp_path / "mrpc.parquet"
-    with pytest.raises(PipelineError, match=r"models differ in shape .*re-run finetune"):
+    with pytest.raises(PipelineError, match=r"differ in shape .*fine-tune it again under these"):
         dump_task(
             {"finetuned": small, "pretrained": other}, tokenizer, load_task("mrpc"), frame,
             path, settings, max_length=64, model_id="tiny_random", config_hash="test", seed=0,

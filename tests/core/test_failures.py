@@ -5,7 +5,9 @@ last line names the one command that restores the outputs DVC removed before the
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -79,8 +81,17 @@ def test_the_restore_command_covers_every_output_dvc_removed() -> None:
     assert restore_command("nonexistent", None, None, REPO / "dvc.yaml") is None
 
 
-def interrupted(monkeypatch, tmp_path: Path, checkpoints: bool) -> None:
-    """Run stage_main under DVC (finetune@rte-42) with a run stopped by Ctrl-C."""
+@pytest.fixture
+def sigterm_handler():
+    """SIGTERM's handler as it was before the test (stage_main sets its own)."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def interrupted(monkeypatch, tmp_path: Path, checkpoints: bool, stop: str = "ctrl-c") -> int:
+    """Run stage_main under DVC (finetune@rte-42) with a run stopped by Ctrl-C, or by the
+    SIGTERM a scheduler sends (`stop`); its exit status."""
     for name in ("params.yaml", "dvc.yaml"):
         shutil.copy(REPO / name, tmp_path / name)
     if checkpoints:
@@ -92,18 +103,21 @@ def interrupted(monkeypatch, tmp_path: Path, checkpoints: bool) -> None:
     def run(stage) -> None:
         steps = iter(tqdm(range(10), desc="training"))  # open, as a bar is when Ctrl-C comes
         next(steps)
+        if stop == "sigterm":
+            os.kill(os.getpid(), signal.SIGTERM)
         raise KeyboardInterrupt
 
     with pytest.raises(SystemExit) as exited:
         stage_main(run)
-    assert exited.value.code == 130
+    return exited.value.code
 
 
+@pytest.mark.parametrize(("stop", "status"), [("ctrl-c", 130), ("sigterm", 143)])
 @pytest.mark.parametrize("checkpoints", [True, False])
-def test_ctrl_c_says_where_it_resumes_then_how_to_restore(
-    monkeypatch, tmp_path, capsys, checkpoints
+def test_ctrl_c_or_sigterm_says_where_it_resumes_then_how_to_restore(
+    monkeypatch, tmp_path, capsys, checkpoints, stop, status, sigterm_handler
 ) -> None:
-    interrupted(monkeypatch, tmp_path, checkpoints)
+    assert interrupted(monkeypatch, tmp_path, checkpoints, stop) == status
     lines = capsys.readouterr().err.replace("\r", "\n").splitlines()[-2:]  # after the bar
     resumes = "resumes from the checkpoints in outputs/checkpoints/finetune/rte/seed42"
     assert lines[0].startswith("interrupted; ") and (resumes in lines[0]) == checkpoints
@@ -111,6 +125,23 @@ def test_ctrl_c_says_where_it_resumes_then_how_to_restore(
         "restore the outputs DVC removed before this run: "
         + restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
     )
+
+
+def test_a_run_after_a_killed_one_says_what_was_removed_and_how_to_restore_it(
+    monkeypatch, tmp_path, capsys, sigterm_handler
+) -> None:
+    """kill -9 leaves the mark of the run under way; the next run names what DVC removed."""
+    interrupted(monkeypatch, tmp_path, checkpoints=False)
+    assert "was killed" not in capsys.readouterr().err  # an interrupted run ends its mark
+    (tmp_path / "outputs" / "running" / "finetune@rte-42").touch()  # what kill -9 leaves
+    stage_main(lambda stage: None)
+    command = restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
+    removed = command.removeprefix("git checkout HEAD -- ")
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"the last run of finetune@rte-42 was killed before it ended, and DVC had removed "
+        f"{removed}; this run makes them again (to restore them instead: {command})"
+    )
+    assert not (tmp_path / "outputs" / "running" / "finetune@rte-42").exists()
 
 
 def test_a_failed_dvc_stage_ends_with_the_command_that_restores_its_outputs(

@@ -55,6 +55,7 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
     """The finetune stage end to end on STS-B with the tiny random BERT (all three variants)."""
     import json
 
+    from pipeline.core import input_keys
     from pipeline.core.stage import StageRun
     from stages import finetune, prepare
 
@@ -78,7 +79,8 @@ def test_finetune_smoke_on_tiny_random_regression(tmp_path, shared_data):
         assert metrics[f"{variant}.pearson"] == pytest.approx(pearson, abs=1e-4)
     assert math.isfinite(metrics["finetuned.final_loss"])
     assert not [key for key in metrics if "second" in key or "time" in key]
-    assert (tmp_path / "runs/micro/tiny_random/models/stsb/seed42/model.safetensors").exists()
+    keyed = input_keys.folder(cfg, "finetune")  # the model of the job's own settings
+    assert (keyed / "models/stsb/seed42/model.safetensors").exists()
     curve = pd.read_csv(tmp_path / "out/plots/finetune/stsb/seed42/loss.csv")
     assert set(curve["variant"]) == {"finetuned", "random_init"}
     last_loss = curve[curve["variant"] == "finetuned"]["loss"].iloc[-1]

@@ -69,7 +69,7 @@ def test_dvc_repro_runs_the_whole_pipeline_and_diffs_across_commits(micro_repo):
 
 def test_dvc_exp_run_composes_overrides_into_params(micro_repo):
     root, env = micro_repo
-    run_ok(["git", "checkout", "-q", "--", "."], root, env)
+    run_ok(["git", "checkout", "-q", "HEAD", "--", "."], root, env)  # autostage: HEAD
     run_ok(["dvc", "exp", "run", "-S", "experiment=micro", "-S", "finetune.epochs=2"], root, env)
     assert "epochs: 2" in (root / "params.yaml").read_text()  # DVC composed conf/ + -S
     rows = list(csv.DictReader(io.StringIO(run_ok(["dvc", "exp", "show", "--csv"], root, env))))

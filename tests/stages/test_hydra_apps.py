@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,19 +75,94 @@ def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
         ]
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    keyed = tmp_path / "runs" / "micro" / "tiny_random"  # models: by profile and model
+    keyed = tmp_path / "runs" / "micro" / "tiny_random"  # by profile, model and settings
     for job, task in enumerate(["mrpc", "rte"]):
-        metrics = json.loads(
-            (sweep_dir / str(job) / "metrics/finetune" / task / "seed42.json").read_text()
-        )
-        predictions = pd.read_csv(
-            sweep_dir / str(job) / "plots/finetune" / task / "seed42/predictions.csv"
-        )
+        folder = sweep_dir / f"{job}_{task}_tiny_random_micro"  # job, task, model, profile
+        metrics = json.loads((folder / "metrics/finetune" / task / "seed42.json").read_text())
+        predictions = pd.read_csv(folder / "plots/finetune" / task / "seed42/predictions.csv")
         assert len(predictions) == 32  # the job's own task: its eval rows, scored
         assert metrics["finetuned.accuracy"] == pytest.approx(
             (predictions["label"] == predictions["finetuned"]).mean()
         )
         assert metrics["train_rows"] == 64
-        assert (keyed / "models" / task / "seed42/model.safetensors").exists()
+        assert (
+            len(list(keyed.glob(f"finetune-{task}-*/models/{task}/seed42/model.safetensors"))) == 1
+        )
     after = {p: p.stat().st_mtime for p in tracked.rglob("*.json")} if tracked.exists() else {}
     assert after == before  # the DVC-tracked outputs were not touched
+
+
+def _printed_command(stderr: str) -> str:
+    """The command a one-line refusal names: `... make it with `<command>``."""
+    (line,) = stderr.strip().splitlines()
+    return re.fullmatch(r"error: .*; make it with `(.+)`", line).group(1)
+
+
+def _with_venv() -> dict[str, str]:
+    """The environment in which `python` is this interpreter, as the printed command needs."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.mark.slow  # four Hydra processes of the micro profile: about a minute
+def test_a_refused_job_names_a_command_that_makes_its_input(tmp_path):
+    """A micro job with neither its prepared data nor its model refuses in one line, leaves no
+    job folder, and names the command that makes both; run as printed, it lets the job run."""
+    runs, refused = tmp_path / "runs", tmp_path / "jobs" / "refused"
+    job = ["stages.ablate", "task=rte", "experiment=micro", f"paths.runs={runs}"]
+    result = _stage([*job, f"hydra.run.dir={refused}"])
+    assert result.returncode == 2
+    command = _printed_command(result.stderr)
+    assert command == (
+        f"python -m stages.prepare task=rte experiment=micro paths.runs={runs} && "
+        f"python -m stages.finetune task=rte experiment=micro paths.runs={runs}"
+    )
+    assert not refused.exists() and not refused.parent.exists()  # no empty job folder
+    made = subprocess.run(
+        ["bash", "-c", command], cwd=REPO, env=_with_venv(), capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    ran = _stage([*job, f"hydra.run.dir={tmp_path / 'jobs' / 'ablate'}"])
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert (tmp_path / "jobs/ablate/metrics/ablate/rte/seed42.json").exists()
+
+
+def _read_from(log: Path) -> str:
+    """The folder of the fine-tuned model a job's log says it read."""
+    return re.search(
+        r"reads the fine-tuned model made under its settings in (\S+)", log.read_text()
+    ).group(1)
+
+
+@pytest.mark.slow  # four Hydra processes of the micro profile: about a minute
+def test_an_analysis_sweep_reads_the_model_of_each_fine_tuning_job(micro_data, tmp_path):
+    """`finetune -m finetune.learning_rate=a,b` keeps one model per job, and `ablate -m` over
+    the same rates reads each job's own; each job folder names its task, model and profile."""
+    rates = "finetune.learning_rate=0.0001,0.01"
+    common = ["-m", "task=rte", "experiment=micro", rates, f"paths.data={micro_data}"]
+    common += ["finetune.baselines.random_init=false", f"paths.runs={tmp_path / 'runs'}"]
+    made = {}
+    for stage in ("finetune", "ablate"):
+        sweep = tmp_path / stage
+        result = _stage([f"stages.{stage}", *common, f"hydra.sweep.dir={sweep}"])
+        assert result.returncode == 0, result.stderr[-2000:]
+        jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())
+        assert jobs == ["0_rte_tiny_random_micro", "1_rte_tiny_random_micro"]
+        made[stage] = [sweep / job / f"{stage}.log" for job in jobs]
+    written = [
+        re.search(r"what later stages read under (\S+)", log.read_text()).group(1)
+        for log in made["finetune"]
+    ]
+    assert len(set(written)) == 2  # one model per fine-tuning job
+    assert [_read_from(log) for log in made["ablate"]] == written
+
+
+def test_a_refused_sweep_leaves_no_folder(tmp_path):
+    """A sweep whose first job refuses (no model made under its settings) leaves neither the
+    job's folder nor the sweep's, with its multirun.yaml, nor their date folder."""
+    sweep = tmp_path / "multirun" / "day" / "sweep"
+    runs = f"paths.runs={tmp_path / 'runs'}"
+    sweep_dir = f"hydra.sweep.dir={sweep}"
+    result = _stage(["stages.ablate", "-m", "task=rte,mrpc", "experiment=micro", runs, sweep_dir])
+    assert result.returncode == 2
+    assert "make it with `python -m stages.prepare task=rte experiment=micro" in result.stderr
+    assert not (tmp_path / "multirun" / "day").exists()

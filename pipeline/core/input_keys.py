@@ -1,0 +1,153 @@
+"""The key of the inputs a Hydra job makes for later stages (prepared data, fine-tuned models,
+attention stores): every setting that made them.
+
+An input is made by one stage (its `producer`: prepare, framenet_data, finetune,
+dump_attention) from the outputs of the stages upstream of it, so its settings are the
+config keys that the producer and every stage upstream of it read (their `params` in
+dvc.yaml, generated from pipeline/dag/declarations.py; a stage is upstream when the producer
+depends on its cached outputs), taken from the job's config, with two readings for a job of
+one task: `tasks` becomes the job's `task` (its spec from conf/task/), which every per-task
+stage reads, and `paths.*` are left out (they say where files lie, not what they hold; a
+folder named on the command line is read as given). The offline data sets are no setting:
+data_sources checks them and DVC reruns what reads them when they change.
+
+The digest of those settings names the folder the inputs lie in:
+<paths.runs>/<profile>/<model>/<producer>[-<task>]-<digest>/, with the settings written
+beside them (`MANIFEST`), so two jobs that differ in any of them never read each other's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import Enum
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from pipeline.core import layout
+from pipeline.core.config import CONF_DIR
+from pipeline.core.io import write_text
+
+DVC_YAML = CONF_DIR.parent / "dvc.yaml"  # the stages, their params, deps and outputs
+MANIFEST = "settings.yaml"  # the settings an input folder was made under, beside it
+DIGEST_CHARS = 8
+
+
+@cache
+def _declared() -> dict[str, dict]:
+    """The stages of the project's dvc.yaml (generated from pipeline/dag/declarations.py)."""
+    return yaml.safe_load(DVC_YAML.read_text(encoding="utf-8"))["stages"]
+
+
+def _outs(name: str, results: bool) -> list[str]:
+    """The outputs of stage `name` in the DVC cache (prepared data, models, stores), with
+    its results kept in git (tables, figures, metrics) when `results`."""
+    spec = _declared()[name]
+    outs = [
+        next(iter(o.items())) if isinstance(o, dict) else (o, {})
+        for o in [*spec.get("outs", []), *spec.get("metrics", [])]
+    ]
+    return [path for path, options in outs if results or options.get("cache", True)]
+
+
+@cache
+def chain(producer: str, results: bool = False) -> tuple[str, ...]:
+    """`producer` and every stage upstream of it whose cached outputs it reads (prepared
+    data, models, stores; their results too when `results`), upstream first: ("prepare",
+    "finetune") for finetune."""
+    found: list[str] = []
+    for dep in _declared()[producer].get("deps", []):
+        for name, spec in _declared().items():
+            if spec.get("always_changed"):
+                continue  # data_sources: digests of the offline data, made by no setting
+            if name != producer and any(
+                dep == out or dep.startswith(f"{out}/") or out.startswith(f"{dep}/")
+                for out in _outs(name, results)
+            ):
+                found.extend(s for s in chain(name, results) if s not in found)
+    return (*found, producer)
+
+
+def per_matrix_task(name: str) -> bool:
+    """Whether dvc.yaml runs stage `name` once per task (and fine-tuning seed)."""
+    return "task" in _declared()[name].get("matrix", {})
+
+
+def _reads_tasks(name: str) -> bool:
+    """Whether stage `name` reads a task's spec (it runs per task, or reads conf/task/)."""
+    deps = _declared()[name].get("deps", [])
+    return per_matrix_task(name) or any(str(d).startswith("conf/task") for d in deps)
+
+
+def per_task(producer: str) -> bool:
+    """Whether the inputs `producer` makes for a job depend on its task (a folder per task)."""
+    return any(_reads_tasks(name) for name in chain(producer))
+
+
+def settings(cfg: DictConfig, producer: str) -> dict[str, Any]:
+    """Every setting of `cfg` that the inputs `producer` makes depend on, by key."""
+    return settings_of(cfg, chain(producer))
+
+
+def settings_of(cfg: DictConfig, stages: tuple[str, ...]) -> dict[str, Any]:
+    """Every setting of `cfg` that the outputs of `stages` depend on, by key."""
+    keys: dict[str, None] = {}
+    for name in stages:
+        params = _declared()[name].get("params", [])
+        keys.update(dict.fromkeys(k for k in params if not k.startswith("paths.")))
+        if _reads_tasks(name):
+            keys["task"] = None
+    keys.pop("tasks", None)  # a job of one task reads that task's spec (`task`)
+    return {key: _plain(OmegaConf.select(cfg, key)) for key in sorted(keys)}
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain YAML: mappings and lists of plain values, enums by name."""
+    if isinstance(value, DictConfig | ListConfig):
+        return OmegaConf.to_container(value, resolve=True, enum_to_str=True)
+    return value.name if isinstance(value, Enum) else value
+
+
+def digest(values: dict[str, Any]) -> str:
+    text = json.dumps(values, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def folder(cfg: DictConfig, producer: str) -> Path:
+    """Where the inputs `producer` makes under `cfg`'s settings lie: <paths.runs>/<profile>/
+    <model>/<producer>[-<task>]-<digest> (pipeline/core/layout.py)."""
+    task = cfg.task.name if per_task(producer) else None
+    label = "-".join([producer, *([task] if task else []), digest(settings(cfg, producer))])
+    return layout.keyed_inputs(cfg.paths.runs, cfg.experiment_name, cfg.model.name, label)
+
+
+def write_manifest(cfg: DictConfig, producer: str) -> Path:
+    """Write the settings `producer`'s inputs are made under beside them (atomically); the
+    folder."""
+    where = folder(cfg, producer)
+    manifest = {"made_by": f"stages.{producer}", "settings": settings(cfg, producer)}
+    write_text(where / MANIFEST, yaml.safe_dump(manifest, sort_keys=False))
+    return where
+
+
+def differing(cfg: DictConfig, other: DictConfig, producer: str) -> list[str]:
+    """The keys (down to the leaves: `finetune.learning_rate`) of `producer`'s settings whose
+    values differ between two configs."""
+    return differing_of(cfg, other, chain(producer))
+
+
+def differing_of(cfg: DictConfig, other: DictConfig, stages: tuple[str, ...]) -> list[str]:
+    """`differing` over the settings the outputs of `stages` depend on."""
+    return _differing(settings_of(cfg, stages), settings_of(other, stages), "")
+
+
+def _differing(mine: Any, theirs: Any, where: str) -> list[str]:
+    if not (isinstance(mine, dict) and isinstance(theirs, dict)):
+        return [] if mine == theirs else [where]
+    keys = [*mine, *(k for k in theirs if k not in mine)]
+    found = (_differing(mine.get(k), theirs.get(k), f"{where}.{k}" if where else k) for k in keys)
+    return [key for keys_below in found for key in keys_below]
