@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
-from pipeline.claims.thresholds import DIRECTION, NOT_MUCH_BETTER
+from pipeline.claims.thresholds import DIRECTION, DOES_WELL
 from pipeline.core.layout import seed_folder
 
 PAPER = "Clark et al. 2019"
@@ -92,6 +92,7 @@ def head_beats_offset(stanford: str) -> Claim:
             f"{row.offset:g}%",
             number=row.gap,
             number_note=f"best head {row.head:g} - best offset {row.offset:g} (WSJ)",
+            unit=0.001,
         ),
         finding=f"a single head finds `{stanford}` heads{named} better than the best fixed offset",
         statistic="best head's accuracy - best offset's accuracy (same words; head chosen on "
@@ -105,22 +106,27 @@ def head_beats_offset(stanford: str) -> Claim:
 
 
 def no_head_does_syntax_overall() -> Claim:
+    """Read absolutely (thresholds.DOES_WELL): the best single head for all relations finds
+    under half of the head words. The paper's margin over the offset (+8.2) is an estimate,
+    not a bound, and the paper calls heads with smaller margins specialised (prep, +4.9)."""
     return Claim(
         name="clark.no_head_does_syntax_overall",
         source=Source(
             PAPER,
             "Sec. 4.2, Table 1",
             "no single head does well at syntax overall: the best head for all relations "
-            "finds 34.5% of head words, not much better than the best offset's 26.3%",
-            number=(ALL_HEAD - ALL_OFFSET) / 100,
-            number_note=f"best 'All' head {ALL_HEAD:g} - best offset {ALL_OFFSET:g} (WSJ)",
+            "finds 34.5% of head words (the best offset 26.3%), while the heads that "
+            "specialise find 76-94% of theirs (dobj, det, pobj, poss)",
+            number=ALL_HEAD / 100,
+            number_note=f"best 'All' head {ALL_HEAD:g}% (WSJ); best offset {ALL_OFFSET:g}%",
+            unit=0.001,
         ),
-        finding="the best single head for all relations beats the best fixed offset by no "
-        "more than the paper's own margin (every UD arc)",
-        statistic="the best head's accuracy over all relations - the best offset's (same "
-        "words; head chosen on other sentences)",
-        rule=Beyond(NOT_MUCH_BETTER, side="below"),
-        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_minus_offset"),
+        finding="the best single head for all relations finds under half of the head words "
+        "(every UD arc)",
+        statistic="the best head's accuracy over all relations (head chosen on other "
+        "sentences)",
+        rule=Beyond(DOES_WELL, side="below", bound=1.0),
+        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_accuracy"),
     )
 
 
@@ -182,6 +188,7 @@ def probe_beats_right_branching() -> Claim:
             "baseline",
             number=0.61 - 0.26,
             number_note="attention-only probe 61 - right-branching 26 UAS (WSJ)",
+            unit=0.01,
         ),
         finding="the attention-only probe parses better than a right-branching baseline",
         statistic="probe UAS - right-branching UAS (same sentences)",

@@ -85,6 +85,7 @@ def table1_order(task: str) -> Claim:
             "and higher than pre-trained BERT without fine-tuning",
             number=gap,
             number_note="the smaller of Table 1's two gaps, main metric",
+            unit=0.001,
         ),
         finding=f"pre-trained + fine-tuned beats random init + fine-tuned and no fine-tuning "
         f"({task})",
@@ -309,6 +310,7 @@ def heterogeneous_minority(task: str) -> Claim:
             "from 32% (MRPC) to 61% (QQP)",
             number=PRINTED_HETEROGENEOUS[task],
             number_note="the heterogeneous share, as printed (bert-base, MRPC's maps)",
+            unit=0.01,
         ),
         finding="heterogeneous maps (the paper's upper bound on potentially informative "
         f"heads) are a minority of the fine-tuned model's maps ({task})",
@@ -422,6 +424,7 @@ def removal_helps(task: str, unit: str) -> Claim:
             f"Sec. 5, {figure}",
             statement,
             number=printed,
+            unit=0.001,
             number_note="the best removal's gain, as printed"
             + (f", in {figure_metric} (Fig. 8's scale)" if figure_metric else ""),
         ),

@@ -108,11 +108,10 @@ class Beyond:
         return replace(self, threshold=replace(self.threshold, value=self.threshold.value * factor))
 
     def decided_in_advance(self) -> bool:
-        """A threshold at or beyond the statistic's `bound` (above) cannot be passed: the
-        verdict there says nothing about the data (doubling "more than half" gives 1)."""
-        return (
-            self.bound is not None and self.side == "above" and (self.threshold.value >= self.bound)
-        )
+        """A threshold at or beyond the statistic's `bound` cannot be passed (side above) or
+        cannot be missed (side below): the verdict there says nothing about the data
+        (doubling "more than half" gives 1)."""
+        return self.bound is not None and self.threshold.value >= self.bound
 
     def describe(self) -> str:
         low, high = ("ci_low", "ci_high") if self.side == "above" else ("ci_high", "ci_low")
