@@ -123,8 +123,7 @@ def no_head_does_syntax_overall() -> Claim:
         ),
         finding="the best single head for all relations finds under half of the head words "
         "(every UD arc)",
-        statistic="the best head's accuracy over all relations (head chosen on other "
-        "sentences)",
+        statistic="the best head's accuracy over all relations (head chosen on other sentences)",
         rule=Beyond(DOES_WELL, side="below", bound=1.0),
         measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_accuracy"),
     )
