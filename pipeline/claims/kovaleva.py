@@ -15,7 +15,7 @@ from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.selection import best_removal, mean_removal
-from pipeline.claims.shares import SHARE_RESAMPLES, CorrectedShares, corrected_shares
+from pipeline.claims.shares import SHARE_RESAMPLES, CorrectedShares, corrected_shares, exact_lower
 from pipeline.claims.standout import top_set_apart
 from pipeline.claims.thresholds import (
     DIRECTION,
@@ -197,19 +197,71 @@ def below_resolution(found: CorrectedShares) -> str:
     return f"below the classifier's resolution: {', '.join(below)}" if below else ""
 
 
+Shares = tuple[np.ndarray, np.ndarray, np.ndarray]  # corrected, ci_low, ci_high: [K] each
+
+
+def share_bounds(found: CorrectedShares) -> np.ndarray:
+    """Each type's stated upper bound on its share [K]: the classifier's observed share's 95%
+    upper bound over the exact 95% lower bound of the type's recall (it calls at least
+    recall x p of the maps that type, so p <= observed / recall), at most 1."""
+    recall_low = exact_lower(found.recalled, found.labelled)  # [K]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = found.observed_high / recall_low  # [K]: inf where recall's bound is 0
+    return np.minimum(np.nan_to_num(bound, nan=1.0, posinf=1.0), 1.0)
+
+
+def shares_of(found: CorrectedShares) -> Shares:
+    return found.corrected, found.ci_low, found.ci_high
+
+
+def bracket_ends(found: CorrectedShares) -> list[Shares]:
+    """The corrected shares with every type below the classifier's resolution set, as a
+    point, to 0 and then to its stated upper bound (`share_bounds`): the two ends between
+    which its share is unknown ([] when every type is resolved). The claims' statistics are
+    monotone in each share, so these two ends give their extreme verdicts."""
+    below = np.isin(found.classes, found.below_resolution())  # [K]
+    if not below.any():
+        return []
+    ends = []
+    for value in (np.zeros(len(found.classes)), share_bounds(found)):
+        corrected, low, high = (np.where(below, value, v) for v in shares_of(found))
+        ends.append((corrected, low, high))
+    return ends
+
+
+def bracket_note(found: CorrectedShares) -> str:
+    """What the bracket of an unresolved share claim holds, in words ('' when resolved)."""
+    bounds = share_bounds(found)
+    below = [
+        f"{k} between 0 and {bounds[i]:.2%}"
+        for i, k in enumerate(found.classes)
+        if k in found.below_resolution()
+    ]
+    if not below:
+        return ""
+    return (
+        f"decided only where the verdict is the same with {', '.join(below)} (its observed "
+        "share's upper bound over its recall's lower bound)"
+    )
+
+
 def head_count(out: StageOutputs) -> int:
     """The model's heads (all layers), one row each in the FrameNet stage's table."""
     return len(out.table("framenet", "heads"))
 
 
 def types_recur(task: str) -> Claim:
+    def smallest_share(shares: Shares, heads: int) -> Estimate:
+        weakest = smallest(*(Estimate(*map(float, v)) for v in zip(*shares, strict=True)))
+        return Estimate(*(heads * getattr(weakest, f) for f in FIELDS))  # heads' worth
+
     def measure(out: StageOutputs, seed: int) -> Estimate:
         found = type_shares(out, task, seed)
-        shares = {
-            k: Estimate(*(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)))
-            for i, k in enumerate(found.classes)
-        }
         if reason := unidentified(found):
+            shares = {
+                k: Estimate(*(float(v[i]) for v in shares_of(found)))
+                for i, k in enumerate(found.classes)
+            }
             estimated = ", ".join(
                 f"{k} {m.statistic:.3f} [{m.ci_low:.3f}, {m.ci_high:.3f}]"
                 for k, m in shares.items()
@@ -217,11 +269,12 @@ def types_recur(task: str) -> Claim:
             )
             parts = [reason, f"the others' corrected shares: {estimated}", unresolved(found)]
             return undefined("; ".join(part for part in parts if part))
-        weakest, heads = smallest(*shares.values()), head_count(out)  # shares of the maps
-        return Estimate(
-            *(heads * getattr(weakest, f) for f in FIELDS),  # in heads' worth of maps
-            note=unresolved(found),
+        heads = head_count(out)
+        return replace(
+            smallest_share(shares_of(found), heads),
+            note="; ".join(n for n in (unresolved(found), bracket_note(found)) if n),
             unresolved=below_resolution(found),
+            bracket=tuple(smallest_share(end, heads) for end in bracket_ends(found)),
         )
 
     if one_sentence(task):
@@ -250,16 +303,24 @@ def types_recur(task: str) -> Claim:
 
 
 def first_three_types_large_part(task: str) -> Claim:
+    def first_three(shares: Shares, rest: list[int]) -> Estimate:
+        corrected, low, high = shares
+        return Estimate(
+            1 - sum(float(corrected[i]) for i in rest),
+            1 - sum(float(high[i]) for i in rest),
+            1 - sum(float(low[i]) for i in rest),
+        )
+
     def measure(out: StageOutputs, seed: int) -> Estimate:
         found = type_shares(out, task, seed)
         rest = [i for i, k in enumerate(found.classes) if k not in FIRST_THREE]
         if reason := unidentified(found):
             return undefined(reason)
-        return Estimate(
-            1 - sum(float(found.corrected[i]) for i in rest),
-            1 - sum(float(found.ci_high[i]) for i in rest),
-            1 - sum(float(found.ci_low[i]) for i in rest),
-            note=below_resolution(found),  # such a type's wide interval widens this one
+        return replace(
+            first_three(shares_of(found), rest),
+            note="; ".join(n for n in (below_resolution(found), bracket_note(found)) if n),
+            unresolved=below_resolution(found),
+            bracket=tuple(first_three(end, rest) for end in bracket_ends(found)),
         )
 
     return Claim(
@@ -293,12 +354,16 @@ def heterogeneous_minority(task: str) -> Claim:
         if not found.identifiable[i]:
             return undefined(hidden)
         unresolvable = "heterogeneous" in found.below_resolution()
+        solved = f"{hidden}; the heterogeneous share is solved with it taken as absent"
         return Estimate(
-            *(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)),
-            note=f"{hidden}; the heterogeneous share is solved with it taken as absent"
-            if hidden
-            else "",
+            *(float(v[i]) for v in shares_of(found)),
+            note="; ".join(n for n in (solved if hidden else "", bracket_note(found)) if n)
+            if unresolvable
+            else (solved if hidden else ""),
             unresolved=below_resolution(found) if unresolvable else "",
+            bracket=tuple(Estimate(*(float(v[i]) for v in end)) for end in bracket_ends(found))
+            if unresolvable
+            else (),
         )
 
     return Claim(

@@ -130,10 +130,8 @@ def all_row_thresholds(root: Path) -> str:
     for name, path in _ALL_ROW_SOURCES.items():
         values = json.loads((root / path).read_text())
         measured = Estimate(values[key], values[f"{key}_ci_low"], values[f"{key}_ci_high"])
-        verdicts = [
-            settle(claim.rule.scaled(t / claim.rule.threshold.value)(measured), measured)[0]
-            for t in ALL_ROW_THRESHOLDS
-        ]
+        rules = [claim.rule.scaled(t / claim.rule.threshold.value) for t in ALL_ROW_THRESHOLDS]
+        verdicts = [settle(rule(measured), measured, rule)[0] for rule in rules]
         lines.append(
             f"| {name} | {measured.statistic:.3f} [{measured.ci_low:.3f}, "
             f"{measured.ci_high:.3f}] | " + " | ".join(verdicts) + " |"
