@@ -86,13 +86,6 @@ class Stage:
 # What a stage that loads a model and encodes a task's rows reads besides its own group.
 MODEL = ("model", "shared", "device")
 STORE = (Upstream("dump_attention", "attention"),)  # the attention store of its task and seed
-# the config groups whose defaults pin how the claims are measured (the claims registry's
-# digest reads them: pipeline/claims/measurement_pins.py; tests/claims/test_pins.py keeps
-# the two lists equal)
-REGISTRY_SETTING_GROUPS = (
-    "ablate", "analyze", "clark_coref", "clark_heads", "clark_syntax", "dump_attention",
-    "finetune", "framenet", "gates", "measures", "patterns", "prepare", "table1",
-)  # fmt: skip
 
 
 def data_digest(name: str) -> str:
@@ -261,7 +254,7 @@ STAGES: tuple[Stage, ...] = (
             "pipeline/claims/amendments.yaml",  # the registry's versions, read at run time
             "pipeline/claims/registry_fixture",  # the registry's digest measures on it
             "data/annotations",  # and pins the label files the pattern classifier learns from
-            *(f"conf/{group}/default.yaml" for group in REGISTRY_SETTING_GROUPS),
+            "conf",  # which the registry composes under each judged profile (measurement_pins)
             Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),
             Upstream("patterns_train", "metrics"),
