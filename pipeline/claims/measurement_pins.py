@@ -72,7 +72,7 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "kovaleva.table1_order": ("finetune.epochs", "finetune.baselines", "table1"),
     "kovaleva.types_recur": PATTERNS,
     "kovaleva.first_three_types_large_part": PATTERNS,
-    "kovaleva.heterogeneous_minority": PATTERNS,
+    "extension.heterogeneous_minority": PATTERNS,
     "kovaleva.vertical_is_special_tokens": PATTERNS,
     "kovaleva.last_layers_change_most": ("dump_attention.num_examples", "analyze.num_examples"),
     "kovaleva.heads_removal_helps": REMOVAL,
