@@ -27,6 +27,7 @@ from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import CONFIDENCE, SENSITIVITY, Z_POWER
 from pipeline.claims.validity import headroom_failure, learned
+from pipeline.core.errors import PipelineError
 
 COLUMNS = (
     "claim", "kind", "source", "statement", "paper_number", "paper_number_note", "finding",
@@ -237,7 +238,12 @@ def _overall(
             "not testable",
             f"not testable on any of seeds {named}; seed {first_seed}: {first.reason}",
         )
-    pooled = judge(claim, across_seeds([j.measured for j in testable.values()]), "", dev)
+    try:
+        combined = across_seeds([j.measured for j in testable.values()])
+    except PipelineError as error:
+        why = str(error).removeprefix("claims: ")
+        raise PipelineError(f"claims: {claim.name}: {why}") from None
+    pooled = judge(claim, combined, "", dev)
     sides = {v: [s for s, j in testable.items() if j.verdict == v]
              for v in ("supported", "contradicted")}  # fmt: skip
     if all(sides.values()):
