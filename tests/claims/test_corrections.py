@@ -41,6 +41,8 @@ def test_the_all_row_reads_the_best_heads_accuracy_against_half():
     assert claim.rule(Estimate(0.431, 0.424, 0.439)) == "supported"  # MiniLM's 43.1%
     assert claim.rule(Estimate(0.62, 0.60, 0.64)) == "contradicted"
     assert claim.rule(Estimate(0.50, 0.48, 0.52)) == "inconclusive"
+    assert claim.rule.scaled(2.0).decided_in_advance()  # under 1 of an accuracy: always
+    assert not claim.rule.scaled(0.5).decided_in_advance()
 
 
 def test_conll_numbers_stay_out_of_gaps_paper_column():
