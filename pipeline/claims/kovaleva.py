@@ -15,7 +15,13 @@ from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.selection import best_removal, mean_removal
-from pipeline.claims.shares import SHARE_RESAMPLES, CorrectedShares, corrected_shares
+from pipeline.claims.shares import (
+    DESIGN_ROUND,
+    SHARE_RESAMPLES,
+    CorrectedShares,
+    corrected_shares,
+    design_weights,
+)
 from pipeline.claims.standout import top_set_apart
 from pipeline.claims.thresholds import (
     DIRECTION,
@@ -114,11 +120,13 @@ def input_types(task: str) -> tuple[str, ...]:
 def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
     """The shares of the types `task`'s inputs can show (`input_types`) among its fine-tuned
     maps (fine-tuning seed `seed`), corrected with the classifier's cross-validated errors on
-    the labelled maps of the same input kind, one sentence or two (pipeline.claims.shares)."""
+    the labelled maps of the same input kind, one sentence or two, of the rule-stratified
+    round, each weighted by its stratum's maps in this run (pipeline.claims.shares)."""
     metrics = out.metrics(*patterns(seed))
     labelled = out.table("patterns_train", "cross_validation")
     kinds = input_types(task)
     labelled = labelled[labelled["task"].map(one_sentence) == one_sentence(task)]
+    labelled = labelled[labelled["round"] == DESIGN_ROUND]
     foreign = ~labelled["visual"].isin(kinds) | ~labelled["cnn"].isin(kinds)
     if foreign.any():
         row = labelled[foreign].iloc[0]
@@ -139,7 +147,32 @@ def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
         float(metrics["seed_stability.max_share_change"]),
         SHARE_RESAMPLES,
         seed,
+        stratum_weights(labelled, metrics, seed),
     )
+
+
+def stratum_weights(labelled: pd.DataFrame, metrics: dict, seed: int) -> np.ndarray:
+    """Each labelled map's design weight [N]: its stratum's (variant, task, rule class) maps
+    in this run (patterns_apply's `rule_maps` counts of seed `seed`, over the cells the
+    labelled maps come from) over its stratum's labelled maps (shares.design_weights)."""
+    strata = labelled["variant"] + "." + labelled["task"] + "." + labelled["rule"]
+    cells = set(labelled["task"] + "." + labelled["variant"])
+    counts = {k: v for k, v in metrics.items() if ".rule_maps." in k}
+    if not counts:
+        raise PipelineError(
+            f"claims: patterns_apply's metrics of seed {seed} count no map by the rule's class "
+            "(`<task>.<variant>.rule_maps.<class>`); rerun it (dvc repro patterns_apply)"
+        )
+    population = {}
+    for key, maps in counts.items():
+        cell, rule = key.split(".rule_maps.")
+        if cell in cells:
+            task, variant = cell.split(".")
+            population[f"{variant}.{task}.{rule}"] = float(maps)
+    try:
+        return design_weights(strata, population)
+    except ValueError as uncovered:
+        raise PipelineError(f"claims: {uncovered}") from uncovered
 
 
 def input_examples(labelled: pd.DataFrame) -> pd.Series:
