@@ -1,11 +1,12 @@
 """The share correction checked against QuaPy's ACC, on the committed cross-validated
 predictions and the committed default run's shares.
 
-QuaPy is not a dependency of the project: run this with a Python that has it, from the
-repository root (it imports `pipeline.claims.shares`, which needs numpy and scipy alone):
+QuaPy is not a dependency of the project: run this with a Python of its own that has it
+(the record was made with QuaPy 0.2.3), from the repository root (it imports
+`pipeline.claims.shares`, which needs numpy and scipy alone):
 
-    python -m venv /tmp/qp && /tmp/qp/bin/pip install quapy pandas pyarrow
-    /tmp/qp/bin/python -m benchmarks.quapy_crosscheck   # writes benchmarks/records/quapy_crosscheck.md
+    python -m venv <dir> && <dir>/bin/pip install quapy pandas pyarrow
+    <dir>/bin/python -m benchmarks.quapy_crosscheck  # writes benchmarks/records/quapy_crosscheck.md
 
 What it compares, per task of the default run (seed 42, fine-tuned maps), for the error
 rates R read off two sets of labelled maps of the task's input kind: every labelled map
