@@ -151,6 +151,19 @@ def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
     )
 
 
+def unweighted(out: StageOutputs, seed: int) -> str:
+    """Why the error rates cannot be weighted by this run's maps ('' when they can): a run
+    made before patterns_apply counted its maps by the rule's class (a kept run among
+    them), whose share claims are not testable until it is rerun."""
+    if any(".rule_maps." in k for k in out.metrics(*patterns(seed))):
+        return ""
+    return (
+        f"patterns_apply's metrics of seed {seed} do not count the run's maps by the rule's "
+        "class, which weigh the labelled maps the classifier's error rates rest on; rerun "
+        "patterns_apply"
+    )
+
+
 def stratum_weights(labelled: pd.DataFrame, metrics: dict, seed: int) -> np.ndarray:
     """Each labelled map's design weight [N]: its stratum's (variant, task, rule class) maps
     in this run (patterns_apply's `rule_maps` counts of seed `seed`, over the cells the
@@ -236,6 +249,8 @@ def head_count(out: StageOutputs) -> int:
 
 def types_recur(task: str) -> Claim:
     def measure(out: StageOutputs, seed: int) -> Estimate:
+        if reason := unweighted(out, seed):
+            return undefined(reason)
         found = type_shares(out, task, seed)
         shares = {
             k: Estimate(*(float(v[i]) for v in (found.corrected, found.ci_low, found.ci_high)))
@@ -283,6 +298,8 @@ def types_recur(task: str) -> Claim:
 
 def first_three_types_large_part(task: str) -> Claim:
     def measure(out: StageOutputs, seed: int) -> Estimate:
+        if reason := unweighted(out, seed):
+            return undefined(reason)
         found = type_shares(out, task, seed)
         rest = [i for i, k in enumerate(found.classes) if k not in FIRST_THREE]
         if reason := unidentified(found):
@@ -319,6 +336,8 @@ def heterogeneous_minority(task: str) -> Claim:
     paper column of that task's row."""
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
+        if reason := unweighted(out, seed):
+            return undefined(reason)
         found = type_shares(out, task, seed)
         i = found.classes.index("heterogeneous")
         hidden = unidentified(found)

@@ -406,10 +406,14 @@ def test_the_error_rates_rest_on_the_rule_stratified_round_weighted_by_the_runs_
     assert before.false_positive[diagonal] == pytest.approx(2 / (50 + 50 + 50 + 12))
 
 
-def test_a_run_without_its_maps_by_rule_class_fails_in_one_line(tmp_path):
+def test_a_run_without_its_maps_by_rule_class_leaves_the_share_claims_not_testable(tmp_path):
     out = _outputs(tmp_path, 12, SHARES)
     path = tmp_path / "metrics" / "patterns_apply" / "seed42.json"
     metrics = json.loads(path.read_text())
     path.write_text(json.dumps({k: v for k, v in metrics.items() if ".rule_maps." not in k}))
     with pytest.raises(PipelineError, match=r"count no map by the rule.s class.*rerun it"):
         type_shares(out, "mrpc", 42)
+    for claim in (types_recur("mrpc"), heterogeneous_minority("mrpc")):
+        measured = claim.measure(out, 42)
+        assert claim.rule(measured) == "not testable"
+        assert measured.note.startswith("patterns_apply's metrics of seed 42 do not count")
