@@ -285,7 +285,8 @@ def types_recur(task: str) -> Claim:
         ),
         finding=f"each of the {types} makes up a share of the fine-tuned model's maps ({task})",
         statistic=f"the smallest of the {count} types' shares, each corrected for the "
-        f"classifier's cross-validated errors on the labelled {kind}-sentence maps (adjusted "
+        f"classifier's cross-validated errors on the labelled {kind}-sentence maps of the "
+        "rule-stratified round, each weighted by its stratum's maps in the run (adjusted "
         "classify-and-count), times the model's heads (in heads' worth of maps); interval "
         "over examples, the labelled maps and the classifier's seed, its draws not clipped "
         "at 0; inconclusive where a type's observed share is below the classifier's "
