@@ -9,8 +9,8 @@ and no constraint active this is the textbook p_1 = (q_1 - fpr) / (tpr - fpr).
 
 A type is *identifiable* when its maps are called that type more often than other maps
 are: the 95% lower bound of recall - false-positive rate (over the labelled maps) is above
-0. Otherwise its share cannot be told from the others' errors, whatever the counts (block:
-12 labelled maps, none recalled).
+0. Otherwise its share cannot be told from the others' errors, whatever the counts (block,
+on the rule-stratified round's few block maps).
 
 R must rest on maps drawn independently of the classifier's errors given their true type.
 The labelling rounds drawn at the classifier's boundaries (top-k by its uncertainty: every
