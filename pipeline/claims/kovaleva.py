@@ -15,7 +15,14 @@ from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.selection import best_removal, mean_removal
-from pipeline.claims.shares import SHARE_RESAMPLES, CorrectedShares, corrected_shares, exact_lower
+from pipeline.claims.shares import (
+    DESIGN_ROUND,
+    SHARE_RESAMPLES,
+    CorrectedShares,
+    corrected_shares,
+    design_weights,
+    exact_lower,
+)
 from pipeline.claims.standout import top_set_apart
 from pipeline.claims.thresholds import (
     DIRECTION,
@@ -117,11 +124,13 @@ def input_types(task: str) -> tuple[str, ...]:
 def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
     """The shares of the types `task`'s inputs can show (`input_types`) among its fine-tuned
     maps (fine-tuning seed `seed`), corrected with the classifier's cross-validated errors on
-    the labelled maps of the same input kind, one sentence or two (pipeline.claims.shares)."""
+    the labelled maps of the same input kind, one sentence or two, of the rule-stratified
+    round, each weighted by its stratum's maps in this run (pipeline.claims.shares)."""
     metrics = out.metrics(*patterns(seed))
     labelled = out.table("patterns_train", "cross_validation")
     kinds = input_types(task)
     labelled = labelled[labelled["task"].map(one_sentence) == one_sentence(task)]
+    labelled = labelled[labelled["round"] == DESIGN_ROUND]
     foreign = ~labelled["visual"].isin(kinds) | ~labelled["cnn"].isin(kinds)
     if foreign.any():
         row = labelled[foreign].iloc[0]
@@ -142,7 +151,45 @@ def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
         float(metrics["seed_stability.max_share_change"]),
         SHARE_RESAMPLES,
         seed,
+        stratum_weights(labelled, metrics, seed),
     )
+
+
+def unweighted(out: StageOutputs, seed: int) -> str:
+    """Why the error rates cannot be weighted by this run's maps ('' when they can): a run
+    made before patterns_apply counted its maps by the rule's class (a kept run among
+    them), whose share claims are not testable until it is rerun."""
+    if any(".rule_maps." in k for k in out.metrics(*patterns(seed))):
+        return ""
+    return (
+        f"patterns_apply's metrics of seed {seed} do not count the run's maps by the rule's "
+        "class, which weigh the labelled maps the classifier's error rates rest on; rerun "
+        "patterns_apply"
+    )
+
+
+def stratum_weights(labelled: pd.DataFrame, metrics: dict, seed: int) -> np.ndarray:
+    """Each labelled map's design weight [N]: its stratum's (variant, task, rule class) maps
+    in this run (patterns_apply's `rule_maps` counts of seed `seed`, over the cells the
+    labelled maps come from) over its stratum's labelled maps (shares.design_weights)."""
+    strata = labelled["variant"] + "." + labelled["task"] + "." + labelled["rule"]
+    cells = set(labelled["task"] + "." + labelled["variant"])
+    counts = {k: v for k, v in metrics.items() if ".rule_maps." in k}
+    if not counts:
+        raise PipelineError(
+            f"claims: patterns_apply's metrics of seed {seed} count no map by the rule's class "
+            "(`<task>.<variant>.rule_maps.<class>`); rerun it (dvc repro patterns_apply)"
+        )
+    population = {}
+    for key, maps in counts.items():
+        cell, rule = key.split(".rule_maps.")
+        if cell in cells:
+            task, variant = cell.split(".")
+            population[f"{variant}.{task}.{rule}"] = float(maps)
+    try:
+        return design_weights(strata, population)
+    except ValueError as uncovered:
+        raise PipelineError(f"claims: {uncovered}") from uncovered
 
 
 def input_examples(labelled: pd.DataFrame) -> pd.Series:
@@ -258,6 +305,8 @@ def types_recur(task: str) -> Claim:
         return Estimate(*(heads * getattr(weakest, f) for f in FIELDS))  # heads' worth
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
+        if reason := unweighted(out, seed):
+            return undefined(reason)
         found = type_shares(out, task, seed)
         if reason := unidentified(found):
             shares = {
@@ -293,7 +342,8 @@ def types_recur(task: str) -> Claim:
         ),
         finding=f"each of the {types} makes up a share of the fine-tuned model's maps ({task})",
         statistic=f"the smallest of the {count} types' shares, each corrected for the "
-        f"classifier's cross-validated errors on the labelled {kind}-sentence maps (adjusted "
+        f"classifier's cross-validated errors on the labelled {kind}-sentence maps of the "
+        "rule-stratified round, each weighted by its stratum's maps in the run (adjusted "
         "classify-and-count), times the model's heads (in heads' worth of maps); interval "
         "over examples, the labelled maps and the classifier's seed, its draws not clipped "
         "at 0; inconclusive where a type's observed share is below the classifier's "
@@ -314,6 +364,8 @@ def first_three_types_large_part(task: str) -> Claim:
         )
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
+        if reason := unweighted(out, seed):
+            return undefined(reason)
         found = type_shares(out, task, seed)
         rest = [i for i, k in enumerate(found.classes) if k not in FIRST_THREE]
         if reason := unidentified(found):
@@ -352,6 +404,8 @@ def heterogeneous_minority(task: str) -> Claim:
     were seen), so the row is an extension, never counted among the papers' findings."""
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
+        if reason := unweighted(out, seed):
+            return undefined(reason)
         found = type_shares(out, task, seed)
         i = found.classes.index("heterogeneous")
         hidden = unidentified(found)

@@ -199,6 +199,12 @@ RESULTS = {
     "boundary-coverage": Block(
         Path("docs/statistics.md"), (Path("outputs/reference/boundary_coverage.md"),)
     ),
+    "design-coverage": Block(
+        Path("docs/statistics.md"), (Path("outputs/reference/design_coverage.md"),)
+    ),
+    "quapy-crosscheck": Block(
+        Path("docs/statistics.md"), (Path("benchmarks/records/quapy_crosscheck.md"),)
+    ),
     "quick-measures": Block(
         Path("docs/stages/norms-rollout-gates.md"),
         (Path("params.yaml"), Path("outputs/metrics/measures")),
