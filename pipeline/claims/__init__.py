@@ -18,5 +18,6 @@ statistic, its interval and a verdict computed by a rule written next to the cla
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
   the current claims;
 - across_models.py: the claims tables of several experiments (one per model) side by side;
-- coverage.py, boundary_coverage.py: the simulations behind the intervals' coverage.
+- coverage.py, boundary_coverage.py, design_coverage.py: the simulations behind the
+  intervals' coverage.
 """
