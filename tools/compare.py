@@ -17,6 +17,8 @@ pipeline/dag/declarations.py), which dvc.yaml cannot list for every task.
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
 import math
 import subprocess
@@ -97,8 +99,12 @@ def coverage_lines(params: dict[str, dict[str, Change]]) -> list[str]:
 
 
 def _listed(value) -> str:
+    """A parameter's value in words; `dvc params diff --json` writes a list as its repr."""
     if value is None:
         return "none"
+    if isinstance(value, str) and value.startswith("["):
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value)
     return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 

@@ -82,7 +82,7 @@ def test_runs_of_other_tasks_are_said_to_be_so_not_listed_as_changed_verdicts() 
 
 
 def test_runs_of_other_seeds_are_said_to_be_so() -> None:
-    params = {"params.yaml": {"seeds": {"old": [42], "new": [42, 43, 44]}}}
+    params = {"params.yaml": {"seeds": {"old": "[42]", "new": "[42, 43, 44]"}}}  # DVC's repr
     same = _claims(["sst2"], "supported")
     lines = compare.report(_diff(same, same), ["a", "b"], shown=10, params=params).splitlines()
     assert lines[1] == "The two runs cover different fine-tuning seeds: 42 -> 42, 43, 44"
