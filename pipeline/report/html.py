@@ -198,7 +198,7 @@ def _claim_row(claim: tuple) -> str:
         number += f'<span class="meta">{html.escape(claim.paper_number_note)}</span>'
     said = [getattr(claim, k, "") for k in ("reason", "note")]  # a note may be the reason
     reason = "".join(
-        f'<span class="meta">{html.escape(text)}</span>'
+        f'<span class="meta">{_prose(text)}</span>'
         for text in dict.fromkeys(said)
         if isinstance(text, str) and text
     )
@@ -222,11 +222,11 @@ def _claim_row(claim: tuple) -> str:
         else (f"{int(claim.seeds_same_verdict)} of {int(claim.seeds)}")
     )
     return (
-        f"<tr><td>{html.escape(claim.finding)}"
-        f'<span class="meta">{html.escape(claim.source)}: {html.escape(claim.statement)} · '
+        f"<tr><td>{_prose(claim.finding)}"
+        f'<span class="meta">{html.escape(claim.source)}: {_prose(claim.statement)} · '
         f"{html.escape(claim.claim)}</span></td><td>{number}</td>"
         f"<td>{html.escape(claim.statistic)}"
-        f'<span class="meta">{html.escape(claim.rule)} ({html.escape(claim.threshold_reason)})'
+        f'<span class="meta">{_prose(claim.rule)} ({_prose(claim.threshold_reason)})'
         f"</span></td><td>{_estimate(claim.estimate, claim.ci_low, claim.ci_high)}</td>"
         f'<td class="{claim.verdict.replace(" ", "-")}">{claim.verdict}{reason}{mark}</td>'
         f"<td>{effect}</td><td>{sensitivity}</td><td>{seeds}</td></tr>"
@@ -254,7 +254,7 @@ def _across_html(path: Path) -> str:
             cells.append(f'<td class="{verdict.replace(" ", "-")}">{estimate} {verdict}</td>')
         rows.append(
             f"<tr><td>{html.escape(claim['claim'])}"
-            f'<span class="meta">{html.escape(claim["finding"])}</span></td>'
+            f'<span class="meta">{_prose(claim["finding"])}</span></td>'
             f"<td>{number}</td>{''.join(cells)}</tr>"
         )
     return f'<table class="claims"><tr>{header}</tr>{"".join(rows)}</table>'
@@ -347,7 +347,9 @@ def render_report(outputs: Path, title: str, params_text: str, run: Run | None =
         f"<pre>{html.escape(params_text)}</pre></details>",
     ]
     for stage in ordered:
-        parts.append(f'<h2 id="{html.escape(stage)}">{html.escape(section_title(stage))}</h2>')
+        parts.append(
+            f'<section id="{html.escape(stage)}"><h2>{html.escape(section_title(stage))}</h2>'
+        )
         summary = table_root / stage / SUMMARY_FILE
         if summary.exists():
             parts.append(f'<p class="summary">{_prose(summary.read_text())}</p>')
@@ -365,5 +367,6 @@ def render_report(outputs: Path, title: str, params_text: str, run: Run | None =
                 f"<details><summary>Metrics</summary>"
                 f"{_metrics_html(metric_files, outputs)}</details>"
             )
+        parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts)
