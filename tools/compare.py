@@ -3,6 +3,7 @@
     python -m tools.compare                  # the last commit against the workspace
     python -m tools.compare main my-exp      # any two git revisions or DVC experiments
     python -m tools.compare --plot outputs/plots/ablate/sst2/seed42/layers.csv [REV ...]
+    python -m tools.compare --plot outputs/figures/ablate/sst2/seed42/fig8_heads.png [REV ...]
 
 Reads `dvc metrics diff --json` and `dvc params diff --json` and prints, within 100 columns
 (an id longer than its column gets a line of its own, never cut): whether the two runs cover
@@ -11,7 +12,7 @@ the new interval) among those both runs judged, the claims that only one run has
 headline counts of the papers' findings, then how many numeric metrics changed per stage and
 the largest changes. `--plot`
 runs `dvc plots diff` on one table with the axes its stage declares (`DvcPlot` in
-pipeline/dag/declarations.py), which dvc.yaml cannot list for every task.
+pipeline/dag/declarations.py), or on one figure: dvc.yaml cannot list those of every task.
 """
 
 from __future__ import annotations
@@ -235,7 +236,21 @@ def declared_plot(table: str) -> DvcPlot:
     return plots[parts[-1]]
 
 
+def figure_target(figure: str) -> str:
+    """`figure` if it names a PNG under outputs/figures/<stage>/ (not its caption sidecar)."""
+    parts = PurePosixPath(figure).parts
+    if len(parts) < 4 or parts[:2] != (OUTPUTS, "figures") or not figure.endswith(".png"):
+        raise PipelineError(
+            f"{figure} is not a figure: give a .png under {OUTPUTS}/figures/<stage>/ (its .json "
+            "beside it is the caption)"
+        )
+    return figure
+
+
 def plot_command(table: str, revisions: Sequence[str]) -> list[str]:
+    """`dvc plots diff` of one table with its stage's declared axes, or of one figure."""
+    if PurePosixPath(table).parts[1:2] == ("figures",):
+        return ["dvc", "plots", "diff", *revisions, "--targets", figure_target(table)]
     plot = declared_plot(table)
     axes = ["--template", plot.template, "-x", plot.x, "-y", plot.y]
     return ["dvc", "plots", "diff", *revisions, "--targets", table, *axes]
@@ -251,7 +266,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "HEAD against the workspace; one: it against the workspace)",
     )  # fmt: skip
     parser.add_argument("--shown", type=int, default=10, help="largest metric changes listed")
-    parser.add_argument("--plot", metavar="TABLE", help="draw one table with its declared axes")
+    parser.add_argument(
+        "--plot", metavar="PATH", help="draw one table with its declared axes, or one figure"
+    )
     args = parser.parse_args(argv)
     with exit_on_error():
         if len(args.revisions) > 2:

@@ -77,6 +77,10 @@ class Stage:
     kept_while_running: bool = False
     note: str = ""  # a comment above the stage in dvc.yaml
     dvc_plots: tuple[DvcPlot, ...] = field(default=())
+    # the figures (PNG names) a stage run once or per seed writes on every run: dvc.yaml's
+    # `plots:` lists each (its caption sidecars are no plots); a per-task figure, like a
+    # per-task table, is drawn by `python -m tools.compare --plot <png>`
+    dvc_figures: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -158,6 +162,7 @@ STAGES: tuple[Stage, ...] = (
         # patterns.labels_from into deps (a change of the list reruns it through params)
         inputs=(f"{DATA}/annotations",),
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
+        dvc_figures=("fig1_pattern_examples.png",),
     ),
     Stage(
         "patterns_apply",
@@ -166,6 +171,7 @@ STAGES: tuple[Stage, ...] = (
         outs=(str(layout.pattern_predictions(OUTPUTS, SEED)),),
         inputs=(*STORE, Upstream("patterns_train", "classifier")),
         dvc_plots=(DvcPlot("shares.csv", "bar_horizontal", "share", "class"),),
+        dvc_figures=("fig2_pattern_shares.png",),
     ),
     Stage(
         "clark_heads",
@@ -179,6 +185,7 @@ STAGES: tuple[Stage, ...] = (
         ("model", "device", "seed", "clark_syntax", "paths.shared_data"),
         inputs=(data_digest("ud"),),
         dvc_plots=(DvcPlot("relations.csv", "bar_horizontal", "head_accuracy", "relation"),),
+        dvc_figures=("relations.png",),
     ),
     Stage(
         "clark_coref",
@@ -186,6 +193,7 @@ STAGES: tuple[Stage, ...] = (
         ("model", "device", "seed", "clark_coref", "paths.shared_data"),
         inputs=(data_digest("gap"),),
         dvc_plots=(DvcPlot("heads.csv", "scatter", "select_accuracy", "report_accuracy"),),
+        dvc_figures=("heads.png",),
     ),
     Stage(
         "ablate",
@@ -203,6 +211,7 @@ STAGES: tuple[Stage, ...] = (
         ("tasks", "seeds", "model.name"),
         inputs=(Upstream("finetune", "metrics"), Upstream("ablate", "plots")),
         task_configs=True,
+        dvc_figures=("metric_by_seed.png",),
     ),
     Stage(
         "gates",
@@ -244,6 +253,7 @@ STAGES: tuple[Stage, ...] = (
         Per.RUN,
         (*MODEL, "seed", "framenet"),
         inputs=(f"{DATA}/framenet/sentences.jsonl",),
+        dvc_figures=("fig3_heads.png", "fig3_top_heads.png", "fig4_top_heads.png"),
     ),
     Stage(
         "table1",
@@ -252,6 +262,7 @@ STAGES: tuple[Stage, ...] = (
         inputs=(Upstream("finetune", "plots", "predictions.csv"),),
         task_configs=True,
         dvc_plots=(DvcPlot("table1.csv", "bar_horizontal", "finetuned", "task"),),
+        dvc_figures=("table1.png",),
     ),
     Stage(
         "claims",
@@ -276,6 +287,7 @@ STAGES: tuple[Stage, ...] = (
             Upstream("measures", "metrics"),
             Upstream("ablate", "plots"),
         ),
+        dvc_figures=("forest.png",),
     ),
     Stage(
         "report",

@@ -123,6 +123,15 @@ def test_plot_gives_dvc_the_declared_axes_or_names_the_ones_it_has() -> None:
         compare.plot_command("outputs/plots/ablate/sst2/seed42/heads.csv", [])
 
 
+def test_plot_gives_dvc_one_figure_of_a_task_never_its_caption() -> None:
+    figure = "outputs/figures/ablate/sst2/seed42/fig8_heads.png"
+    assert compare.plot_command(figure, ["HEAD~1"]) == [
+        "dvc", "plots", "diff", "HEAD~1", "--targets", figure
+    ]  # fmt: skip
+    with pytest.raises(PipelineError, match=r"fig8_heads.json is not a figure: give a .png"):
+        compare.plot_command(figure.replace(".png", ".json"), [])
+
+
 def test_compare_reads_dvc_metrics_diff_of_a_repository(tmp_path) -> None:
     def run(*args: str) -> str:
         done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, check=True)
