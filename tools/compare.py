@@ -35,6 +35,7 @@ from pipeline.dag.declarations import OUTPUTS, DvcPlot, stage
 
 CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict
+FINDINGS = "findings"  # claims.json's counts, tasks and seeds in one line (for dvc exp show)
 WIDTH = 100
 Change = dict  # one metric's {"old": ..., "new": ..., "diff": ...} in `dvc metrics diff --json`
 
@@ -177,7 +178,7 @@ def metric_lines(diff: dict[str, dict[str, Change]], shown: int) -> list[str]:
         (file, name, change)
         for file, metrics in diff.items()
         for name, change in metrics.items()
-        if not (file == CLAIMS and name.startswith((*above, HEADLINE)))
+        if not (file == CLAIMS and (name == FINDINGS or name.startswith((*above, HEADLINE))))
     ]
     if not changes:
         return ["No other metric changed."]

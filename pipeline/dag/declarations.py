@@ -267,7 +267,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "claims",
         Per.RUN,
-        ("tasks", "seed", "seeds", "model.name"),
+        ("tasks", "seed", "seeds", "model.name", "experiment_name"),
         inputs=(
             "pipeline/claims/amendments.yaml",  # the registry's versions, read at run time
             "pipeline/claims/registry_fixture",  # the registry's digest measures on it

@@ -28,6 +28,7 @@ DIFF = {
         "clark.coref.verdict": {"old": None, "new": "supported"},
         "verdicts.paper.contradicted": {"old": 2, "new": 1, "diff": -1},
         "verdicts.paper.inconclusive": {"old": 4, "new": 5, "diff": 1},
+        "findings": {"old": "quick 2S 2C 4I 0U 0N 0D sst2 s42", "new": "quick 2S 1C 5I ..."},
     },
     "outputs/metrics/ablate/sst2/seed42.json": {
         "layers.1.delta": {"old": 0.02, "new": 0.03, "diff": 0.01},
