@@ -346,6 +346,19 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
     return metrics
 
 
+VERDICT_LETTERS = dict(zip(VERDICTS, "SCIUND", strict=True))  # `findings`: S supported, ...
+
+
+def findings(table: pd.DataFrame, profile: str, tasks: Sequence[str], seeds: Sequence[int]) -> str:
+    """The papers' findings counted by verdict, with the profile, tasks and fine-tuning seeds
+    they were judged on, in one short line: the claims stage's `findings` metric, a column
+    of `dvc exp show` that fits a terminal (`quick 26S 1C 7I 2U 9N 0D sst2,mrpc,rte,stsb
+    s42`: a letter per verdict, VERDICT_LETTERS; `s` before the seeds)."""
+    counts = table.loc[table["kind"] == "paper", "verdict"].value_counts()
+    verdicts = " ".join(f"{counts.get(v, 0)}{letter}" for v, letter in VERDICT_LETTERS.items())
+    return f"{profile} {verdicts} {','.join(tasks)} s{','.join(map(str, seeds))}"
+
+
 def not_decidable(rows: pd.DataFrame) -> int:
     """Underpowered claims that more rows could decide, but more than the task's dev set
     has (not those the seeds' spread alone keeps undecided: `too_few_seeds`, `rows_and_seeds`)."""
