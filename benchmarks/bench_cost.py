@@ -199,7 +199,7 @@ def _rows(tokenizer, count: int, length: int):
 
 
 def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
-    from pipeline.core.schema import FinetuneConfig, typed
+    from pipeline.core.schema import CompileConfig, FinetuneConfig, typed
     from pipeline.models.training import predict, train
 
     tokenizer, model = _setup(opts)
@@ -207,21 +207,31 @@ def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
     gflops = matmul_gflops(device, opts["precision"])  # the machine's rate now, in this process
     batch = opts["train_batch"]
     data = _rows(tokenizer, batch * (1 + opts["train_steps"]), opts["length"])
-    node = OmegaConf.create(profile_params(opts["profile"])["finetune"])
+    params = profile_params(opts["profile"])
+    node = OmegaConf.create(params["finetune"])
     node.epochs, node.batch_size, node.checkpoint_every = 1, batch, 0
     settings = typed(FinetuneConfig, node)
     task, pad = load_task(TASK), tokenizer.pad_token_id
-    run = {"device": device, "precision": opts["precision"]}
-    train(model, task, data.rows[:batch], data.labels[:batch], settings, 0, pad, **run)  # warm-up
+    # the profile's own determinism and compile settings (the warm-up compiles)
+    compiled = typed(CompileConfig, params["compile"])
+    run = {"device": device, "precision": opts["precision"], "compile_settings": compiled}
+    deterministic = params["deterministic"]
+    warm_up = (data.rows[:batch], data.labels[:batch])
+    train(model, task, *warm_up, settings, 0, pad, **run, deterministic=deterministic)
     started = _clock(device)
     timed = slice(batch, None)
-    train(model, task, data.rows[timed], data.labels[timed], settings, 0, pad, **run)
+    train(
+        model, task, data.rows[timed], data.labels[timed], settings, 0, pad, **run,
+        deterministic=deterministic,
+    )  # fmt: skip
     seconds = _clock(device) - started
     predict(model, data.rows[:batch], batch, pad, **run)  # warm-up
     started = _clock(device)
     predict(model, data.rows, batch, pad, **run)
     forward = (_clock(device) - started) / len(data.rows)
     return {
+        "deterministic": deterministic,
+        "compile": compiled.enabled,
         "train_s": seconds / (batch * opts["train_steps"]),
         "matmul_gflops": gflops,
         "forward_s": forward,

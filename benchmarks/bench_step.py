@@ -15,7 +15,7 @@ a step is 3x the forward) and as a fraction of the float32 matmul rate (bench_co
 
 Variants, on the first model, on the quick profile's real training batches (the first
 `--steps` batches of `--task`'s prepared rows: prepare's subset, the profile's
-`shared.max_length` and `finetune.batch_size`, in `length_grouped_order`), each round running
+`shared.max_length` and `finetune.batch_size`, in `length_grouped_batches`), each round running
 the default and the variant on the same batch, the order alternating between rounds:
 
 - threads: `torch.set_num_threads(1)` against `--threads` (under the OpenMP wait policy of
@@ -32,7 +32,7 @@ the default and the variant on the same batch, the order alternating between rou
 - optimizer: `optimizer.step()` alone on the model's real gradients, AdamW as training.py
   builds it on CPU (the per-tensor loop) against `foreach=True` and `fused=True`, and its
   share of the default step;
-- length batching: the padded tokens of one epoch of the task in `length_grouped_order`
+- length batching: the padded tokens of one epoch of the task in `length_grouped_batches`
   against a plain shuffle (padding as a share of the real tokens), and the mean step time of
   the first `--steps` batches of each order.
 """
@@ -74,7 +74,7 @@ from pipeline.core.schema import (
     typed,
 )
 from pipeline.core.workers import shared_data, worker_pool
-from pipeline.data.batching import length_grouped_order
+from pipeline.data.batching import length_grouped_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import prepare_task
 from pipeline.models.labelled import LabelledRows, labelled_rows
@@ -184,11 +184,10 @@ def training_rows(
 
 def batch_orders(lengths: list[int], batch_size: int, seed: int) -> dict[str, list[list[int]]]:
     """One epoch's batches (row indices), length-grouped (the loop's) and plainly shuffled."""
-    grouped = length_grouped_order(lengths, batch_size, seed)
     shuffled = [int(i) for i in np.random.default_rng(seed).permutation(len(lengths))]
     return {
-        name: [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        for name, order in (("grouped", grouped), ("shuffled", shuffled))
+        "grouped": length_grouped_batches(lengths, batch_size, seed),
+        "shuffled": [shuffled[i : i + batch_size] for i in range(0, len(shuffled), batch_size)],
     }
 
 

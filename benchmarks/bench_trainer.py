@@ -3,7 +3,8 @@ process: the same model, the same batches, the same precision, alternating in ro
 
     python -m benchmarks.bench_trainer [--model bert-base-shaped --model mpnet-base-shaped]
         [--device cpu] [--precision fp32] [--profile paper] [--task rte] [--batch N]
-        [--length N] [--steps 4] [--rounds 3] [--threads 2] [--compile] [--json PATH]
+        [--length N] [--steps 4] [--rounds 3] [--threads 2] [--compile] [--deterministic]
+        [--json PATH]
 
 Models (`--model`): `bert-base-shaped` and `mpnet-base-shaped` are classifiers of the family's
 default configuration (bert-base's and MPNet-base's shapes) with random weights, whose speed
@@ -14,12 +15,14 @@ from copies of the same weights.
 Batches, two workloads per model, each side running `--steps` steps per round:
 - `fixed`: `--batch` RTE dev pairs of exactly `--length` word pieces (bench_cost's inputs);
 - `<task>`: the task's local training rows at the profile's `shared.max_length`, in
-  `length_grouped_order` batches of `--batch` (as an epoch of the loop draws them).
+  `length_grouped_batches` batches of `--batch` (as an epoch of the loop draws them).
 
 Each round hands both sides the same rows: the loop as `pipeline.models.training.train` (one
 epoch over the round's rows), the `Trainer` as `Trainer.train()` over the same rows in the
-order `train` itself draws them (`length_grouped_order` with the run's seed, read in sequence),
-padded by the project's `collate`. So the two train on identical batches; a forward hook on
+order `train` itself draws them (`length_grouped_batches` with the run's seed, laid end to end
+and read in sequence by the `Trainer`: a round holds full batches only, so the `Trainer`'s cuts
+fall where the loop's batches end), padded by the project's `collate`. So the two train on
+identical batches; a forward hook on
 each model records what it was called on (examples, padded and real tokens, a digest of the
 ids), and the result says whether the two sides' records agree. The `Trainer` gets its best
 documented settings: `adamw_torch_fused`, the run's precision (bf16/fp16 autocast), pinned
@@ -27,8 +30,10 @@ memory on CUDA and `torch_compile` when `--compile` compiles the loop's model as
 `group_by_length` sampler would draw other batches, so its padding on one epoch of the task
 is reported beside the loop's instead. The optimizer (the loop's AdamW, fused on CUDA only),
 the schedule (linear warm-up and decay) and clipping follow the profile's `finetune` settings
-on both sides. The loop asks for deterministic CUDA kernels for the whole process
-(`deterministic_cuda`); the `Trainer`'s calls run without them, as it would run alone.
+on both sides. Both sides run under the same `deterministic` setting (`set_determinism`
+before each call; `--deterministic` for deterministic kernels, the project's setting in its
+CPU profiles; default off, the paper profile's). The result records it and the `Trainer`'s
+`TrainingArguments` (`trainer_arguments`, without its temporary output folder).
 
 Round 0 warms both sides up and is not kept; the order of the two alternates between rounds.
 The steady steps of a round run from its second forward to its last, the device synchronised
@@ -69,9 +74,9 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 from benchmarks.bench_cost import Shape, _clock, _rows, glue_folder, matmul_gflops, profile_params
 from benchmarks.bench_step import interleaved, padding, step_settings
 from pipeline.core.errors import PipelineError
-from pipeline.core.precision import device_dtype
+from pipeline.core.precision import device_dtype, set_determinism
 from pipeline.core.schema import FinetuneConfig, ModelConfig, TaskConfig, load_model, load_task
-from pipeline.data.batching import length_grouped_order
+from pipeline.data.batching import length_grouped_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import read_local_split
 from pipeline.models.labelled import LabelledRows, labelled_rows
@@ -133,8 +138,7 @@ def task_workload(
     """The first (rounds + 1) x `steps` batches of one epoch of the task in the loop's
     length-grouped order."""
     lengths = [len(row["input_ids"]) for row in data.rows]
-    order = length_grouped_order(lengths, batch, seed)
-    batches = [order[i : i + batch] for i in range(0, len(order), batch)]
+    batches = length_grouped_batches(lengths, batch, seed)
     needed = steps * (rounds + 1)
     full = [b for b in batches if len(b) == batch][:needed]
     if len(full) < needed:
@@ -146,23 +150,18 @@ def task_workload(
 
 
 def grouping_padding(lengths: list[int], batch: int, seed: int) -> dict[str, dict[str, float]]:
-    """Padding of one epoch in batches of `batch` cut from each order as the loop cuts its
-    own: the loop's `length_grouped_order`; the same on the rows of full batches only (the
-    first len - len % batch), where no short batch sits inside the order and shifts the cuts
-    after it off the length groups; the `Trainer`'s `group_by_length` sampler."""
-    full = lengths[: len(lengths) - len(lengths) % batch]
+    """Padding of one epoch in batches of `batch`: the loop's `length_grouped_batches`, and
+    the `Trainer`'s `group_by_length` sampler's order cut in sequence (as its data loader
+    cuts it)."""
     generator = torch.Generator().manual_seed(seed)
-    orders = {
-        "loop: length_grouped_order": (lengths, length_grouped_order(lengths, batch, seed)),
-        "loop, full batches only": (full, length_grouped_order(full, batch, seed)),
-        "trainer: group_by_length": (
-            lengths,
-            list(LengthGroupedSampler(batch, lengths=lengths, generator=generator)),
-        ),
-    }
+    order = list(LengthGroupedSampler(batch, lengths=lengths, generator=generator))
     return {
-        name: padding(rows, [order[i : i + batch] for i in range(0, len(order), batch)])
-        for name, (rows, order) in orders.items()
+        "loop: length_grouped_batches": padding(
+            lengths, length_grouped_batches(lengths, batch, seed)
+        ),
+        "trainer: group_by_length": padding(
+            lengths, [order[i : i + batch] for i in range(0, len(order), batch)]
+        ),
     }
 
 
@@ -284,6 +283,13 @@ def trainer_arguments(
     )
 
 
+def recorded_arguments(arguments: TrainingArguments) -> dict[str, Any]:
+    """The `Trainer`'s settings as a record keeps them: every argument but the output folder."""
+    kept = arguments.to_dict()
+    kept.pop("output_dir", None)
+    return json.loads(json.dumps(kept, default=str))
+
+
 def labelled_collator(task: TaskConfig, pad_id: int) -> Callable[[list[dict]], dict]:
     """The `Trainer`'s collator: the project's `collate` of the rows, and their targets."""
 
@@ -305,33 +311,38 @@ class Sides:
     precision: str
     seed: int
     pad_id: int
+    deterministic: bool
     loop_model: torch.nn.Module
     trainer: Trainer
     ledgers: dict[str, Ledger]
 
     def loop(self, rows: LabelledRows) -> None:
-        """One epoch of the loop over `rows` (it draws them in `length_grouped_order`)."""
+        """One epoch of the loop over `rows` (it draws them in `length_grouped_batches`)."""
         train(
             self.loop_model, self.task, rows.rows, rows.labels, self.settings, self.seed,
             self.pad_id, self.device, description="loop", precision=self.precision,
+            deterministic=self.deterministic,
         )  # fmt: skip
 
     def in_loop_order(self, rows: LabelledRows) -> list[dict[str, Any]]:
-        """`rows` with their labels, in the order the loop draws them (epoch 0)."""
+        """`rows` with their labels, the loop's batches (epoch 0) end to end; the `Trainer`
+        cuts them in sequence, which keeps them whole only if no short batch comes before
+        the last."""
         lengths = [len(r["input_ids"]) for r in rows.rows]
-        order = length_grouped_order(lengths, self.settings.batch_size, self.seed)
-        return [rows.rows[i] | {"labels": rows.labels[i].item()} for i in order]
+        batches = length_grouped_batches(lengths, self.settings.batch_size, self.seed)
+        if any(len(b) < self.settings.batch_size for b in batches[:-1]):
+            raise PipelineError(
+                f"{len(rows.rows)} rows do not make full batches of {self.settings.batch_size}: "
+                "the Trainer would cut other batches than the loop's; give whole batches"
+            )
+        return [rows.rows[i] | {"labels": rows.labels[i].item()} for b in batches for i in b]
 
     def hugging_face(self, rows: LabelledRows) -> None:
-        """One epoch of the `Trainer` over `rows`, in the loop's order, without the
-        deterministic CUDA kernels that the loop switches on for the whole process."""
+        """One epoch of the `Trainer` over `rows`, in the loop's order, under the same
+        determinism as the loop."""
         self.trainer.train_dataset = self.in_loop_order(rows)
-        deterministic = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(False)
-        try:
-            self.trainer.train()
-        finally:
-            torch.use_deterministic_algorithms(deterministic, warn_only=True)
+        set_determinism(self.deterministic, self.device)
+        self.trainer.train()
 
     def candidates(self, workload: Workload) -> dict[str, Callable[[int], None]]:
         """Each side as a call on round `r` of `workload`, timed up to its device's end."""
@@ -368,8 +379,9 @@ def sides(
         for callback in (PrinterCallback, ProgressCallback):
             trainer.remove_callback(callback)
         yield Sides(
-            task, settings, device, args.precision, seed, pad_id, loop_model, trainer, ledgers
-        )
+            task, settings, device, args.precision, seed, pad_id, args.deterministic, loop_model,
+            trainer, ledgers,
+        )  # fmt: skip
     for ledger in ledgers.values():
         ledger.handle.remove()
 
@@ -443,12 +455,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for side in SIDES:
             comparison[side]["of_peak"] = comparison[side]["gflops"] / peak
     dtype = str(device_dtype(args.precision, device)).removeprefix("torch.")
+    with tempfile.TemporaryDirectory() as folder:
+        arguments = trainer_arguments(settings, args.precision, device, args.compile, folder, seed)
     return {
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "precision": args.precision,
         "dtype": dtype,
         "threads": args.threads,
         "compile": args.compile,
+        "deterministic": args.deterministic,
+        "trainer_arguments": recorded_arguments(arguments),
         "load_average": os.getloadavg(),
         "profile": args.profile,
         "batch": batch,
@@ -463,7 +479,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def markdown(result: dict[str, Any]) -> str:
     """The run's table, as Markdown."""
     lines = [
-        f"{result['device']}, {result['dtype']}, compile {result['compile']}: matmul rate "
+        f"{result['device']}, {result['dtype']}, compile {result['compile']}"
+        + (f", deterministic {result['deterministic']}" if "deterministic" in result else "")
+        + f": matmul rate "
         f"{max(result['matmul_gflops']):.1f} GFLOP/s; {result['steps_per_round']} steps per "
         f"round, median of {result['rounds']} rounds; load average at the end "
         f"{result['load_average'][0]:.1f}",
@@ -504,6 +522,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds, after a warm-up")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--compile", action="store_true", help="torch.compile on both sides")
+    parser.add_argument(
+        "--deterministic", action="store_true", help="deterministic kernels on both sides"
+    )
     parser.add_argument("--json", type=Path, help="also write the measurements here")
     args = parser.parse_args()
     if args.steps < 3:

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The GPU checks of the fine-tuning loop, in one go of at most five minutes on one GPU:
-# the CUDA tests, the loop against the transformers Trainer on bert-base- and MPNet-base-shaped
-# models in bf16, and the paper profile's cost in bf16 (docs/benchmarks.md).
+# the loop against the transformers Trainer on bert-base- and MPNet-base-shaped models in bf16,
+# both sides fast (no deterministic kernels, compiled) and both as the loop ran before
+# (deterministic kernels, eager), the paper profile's cost under its own settings, and the
+# CUDA tests; then the records (benchmarks.gpu_records) and whether the targets are met
+# (docs/benchmarks.md).
 #
 #   bash benchmarks/gpu_check.sh bundle   # here, beside ../shared/data: fills .gpu/
 #   bash benchmarks/gpu_check.sh          # on the GPU machine, with .gpu/ beside the code
+#   bash benchmarks/gpu_check.sh smoke    # any machine: every step on the CPU at toy sizes
 #
 # `bundle` gathers what a bare GPU machine with PyTorch and transformers lacks, in .gpu/
 # (ignored by git, a few MB): the pure-Python packages hydra, omegaconf and antlr4 as this
@@ -45,27 +49,43 @@ step() {  # step NAME SECONDS COMMAND...: run COMMAND under a time limit, its ou
     echo "== $name: exit ${PIPESTATUS[0]} after $((SECONDS - started))s"
 }
 
-check() {
+check() {  # check [smoke]: on the GPU; `smoke` runs every step on the CPU at toy sizes
     OUT=${OUT:-$(mktemp -d)}
     export PYTHONUNBUFFERED=1 TQDM_DISABLE=1
     if [[ -d $BUNDLE ]]; then
         export DARK_SECRETS_DATA=$PWD/$BUNDLE/data PYTHONPATH=$PWD/$BUNDLE/site${PYTHONPATH:+:$PYTHONPATH}
     fi
+    local run=(--device cuda --precision bf16) models=(--model bert-base-shaped --model mpnet-base-shaped)
+    local sizes=(--steps 8) fast=(--compile) limit=1
+    local cost=(--stages finetune dump ablate --train-steps 20 --dump-examples 64 --sweep-examples 32
+        --importance-examples 64)
+    if [[ ${1:-} == smoke ]]; then  # checks that the script runs, not the GPU: inductor would take minutes
+        run=(--device cpu --precision fp32) models=(--model tiny_random) fast=() limit=3
+        sizes=(--steps 3 --batch 4 --length 16 --threads 1)
+        cost=(--stages finetune --train-steps 1 --train-batch 4 --length 16)
+    fi
     echo "results in $OUT"
-    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
+    fi
     python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)" \
         | tee -a "$OUT/device.txt"
-    step bench_trainer 100 python3 -m benchmarks.bench_trainer --device cuda --precision bf16 \
-        --model bert-base-shaped --model mpnet-base-shaped --steps 8 --rounds 3 \
-        --json "$OUT/bench_trainer.json"
-    step bench_cost 90 python3 -m benchmarks.bench_cost --device cuda --precision bf16 \
-        --stages finetune dump ablate --train-steps 20 --dump-examples 64 --sweep-examples 32 \
-        --importance-examples 64 --json "$OUT/paper_bf16.json"
-    step test_cuda 100 python3 -m pytest tests/models/test_cuda.py -q -rs
+    uptime | tee -a "$OUT/device.txt"
+    # both sides with the same batches, precision, determinism and compile setting
+    step trainer_fast $((110 * limit)) python3 -m benchmarks.bench_trainer "${run[@]}" "${models[@]}" \
+        "${sizes[@]}" --rounds 3 "${fast[@]}" --json "$OUT/trainer_fast.json"
+    step trainer_baseline $((70 * limit)) python3 -m benchmarks.bench_trainer "${run[@]}" "${models[@]}" \
+        "${sizes[@]}" --rounds 2 --deterministic --json "$OUT/trainer_baseline.json"
+    # the paper profile under its own settings (deterministic: false, compile.enabled: true)
+    step bench_cost $((60 * limit)) python3 -m benchmarks.bench_cost "${run[@]}" "${cost[@]}" \
+        --json "$OUT/paper_cost.json"
+    step test_cuda 50 python3 -m pytest tests/models/test_cuda.py -q -rs
+    python3 -m benchmarks.gpu_records "$OUT"
 }
 
 case ${1:-check} in
     bundle) bundle ;;
     check) check ;;
-    *) echo "usage: bash benchmarks/gpu_check.sh [bundle|check]" >&2 && exit 2 ;;
+    smoke) check smoke ;;
+    *) echo "usage: bash benchmarks/gpu_check.sh [bundle|check|smoke]" >&2 && exit 2 ;;
 esac

@@ -36,6 +36,7 @@ def run(stage: StageRun) -> None:
             settings,
             max_length=cfg.shared.max_length,
             seed=cfg.seed,
+            deterministic=cfg.deterministic,
         )
     stage.write_outputs(
         "ablate",

@@ -42,6 +42,8 @@ def run(stage: StageRun) -> None:
         max_length=cfg.shared.max_length,
         device=stage.device,
         precision=cfg.precision,
+        deterministic=cfg.deterministic,
+        compile_settings=stage.settings("compile"),
         checkpoints=checkpoints,
     )
 

@@ -12,12 +12,10 @@ do; the functions they come from count from 0.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass
 
 import pandas as pd
-import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.ablation.importance import (
@@ -38,6 +36,7 @@ from pipeline.ablation.sweep import (
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.head_names import numbered_from_one
+from pipeline.core.precision import set_determinism
 from pipeline.core.schema import AblateConfig, TaskConfig
 from pipeline.core.stats import Interval
 from pipeline.data.sampling import evaluation_sample
@@ -69,12 +68,6 @@ class Ablated:
         }
 
 
-def deterministic() -> None:
-    """Same numbers on every run, on CPU and CUDA (cuBLAS needs a fixed workspace)."""
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True, warn_only=True)
-
-
 def ablate_task(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -85,14 +78,15 @@ def ablate_task(
     *,
     max_length: int,
     seed: int,
+    deterministic: bool = True,
 ) -> Ablated:
     """Sweeps, importance and pruning curve of `model` (fine-tuned on `task`, on its device)
     on `settings.num_examples` rows of `dev` drawn with `seed` (stratified by label).
     Importance is scored on `settings.importance_examples` rows of `train` drawn the same
     way (importance_split train), or on the evaluated rows (importance_split eval: `train`
-    is not read and may be None). Switches torch to deterministic algorithms for the rest
-    of the process."""
-    deterministic()
+    is not read and may be None). `deterministic` (the `deterministic` setting) switches
+    torch to deterministic algorithms, or off them, for the rest of the process."""
+    set_determinism(deterministic, model.device)
     layerwise = Layerwise.of(attach(model))
     uncertainty = Uncertainty(settings.bootstrap_resamples, settings.permutation_resamples, seed)
     dev = evaluation_sample(dev, task, settings.num_examples, seed)

@@ -26,7 +26,7 @@ import torch
 from tqdm import tqdm
 
 from pipeline.clark.ud import Sentence
-from pipeline.data.batching import length_grouped_order
+from pipeline.data.batching import length_grouped_batches
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,7 @@ def _collate(examples: Sequence[ProbeExample]) -> tuple[torch.Tensor | None, ...
 
 def _chunks(examples: Sequence[ProbeExample], batch_size: int, seed: int) -> list[list[int]]:
     """Indices of batches of sentences of similar length (little padding)."""
-    order = length_grouped_order([e.features.shape[-1] for e in examples], batch_size, seed)
-    return [list(order[i : i + batch_size]) for i in range(0, len(order), batch_size)]
+    return length_grouped_batches([e.features.shape[-1] for e in examples], batch_size, seed)
 
 
 def _batches(examples: Sequence[ProbeExample], batch_size: int, seed: int) -> list[tuple]:

@@ -70,15 +70,18 @@ def grad_scaler(dtype: torch.dtype, device: torch.device) -> torch.amp.GradScale
     return torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
 
 
-def deterministic_cuda(device: torch.device) -> None:
-    """On CUDA, ask PyTorch for deterministic kernels (README, Determinism); on CPU nothing.
+def set_determinism(enabled: bool, device: torch.device) -> None:
+    """Apply the `deterministic` setting (conf/config.yaml) to the whole process.
 
-    cuBLAS is deterministic only with a fixed workspace (CUBLAS_WORKSPACE_CONFIG, read when
-    the process creates its first cuBLAS handle, so it is set before any matmul here). Ops
-    without a deterministic CUDA kernel warn instead of failing (warn_only).
+    On: deterministic algorithms (`torch.use_deterministic_algorithms`; ops without one warn
+    rather than fail), and on CUDA also a fixed cuBLAS workspace (CUBLAS_WORKSPACE_CONFIG,
+    read when the process creates its first cuBLAS handle, so it is set before any matmul
+    here) and no cuDNN autotuning. Off: the fastest kernels, which on CUDA may add in
+    another order from run to run (docs/stages/finetune.md, Determinism). CPU kernels repeat
+    on one machine either way.
     """
-    if device.type != "cuda":
-        return
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.backends.cudnn.benchmark = False
+    if enabled and device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(enabled, warn_only=True)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = not enabled

@@ -154,6 +154,13 @@ class SharedConfig:
 
 
 @dataclass
+class CompileConfig:
+    enabled: bool = MISSING  # torch.compile the classifier that finetune trains and scores
+    pad_multiple: int = MISSING  # compiled: each batch padded up to a multiple of this length
+    backend: str = MISSING  # torch.compile's backend (inductor; aot_eager needs no compiler)
+
+
+@dataclass
 class RowFloor:
     train: Optional[int] = MISSING  # rows a task keeps at least of its train split (null: no floor)
     eval: Optional[int] = MISSING  # ... and of its eval split
@@ -418,6 +425,8 @@ class Config:
     seed_in_seeds: bool = MISSING  # `${seed_in_seeds:...}` in conf/config.yaml: checked
     device: str = MISSING  # auto, cpu, cuda, cuda:N
     precision: Precision = MISSING  # fine-tuning and inference (pipeline/core/precision.py)
+    deterministic: bool = MISSING  # deterministic kernels: finetune, ablate (set_determinism)
+    compile: CompileConfig = field(default_factory=CompileConfig)
 
 
 def seed_in_seeds(seed: int, seeds: Sequence[int]) -> bool:

@@ -126,7 +126,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "finetune",
         Per.TASK_SEED,
-        (*MODEL, "finetune", "precision"),
+        (*MODEL, "finetune", "precision", "deterministic", "compile"),
         outs=(str(layout.model(OUTPUTS, TASK, SEED)),),
         kept_while_running=True,
         inputs=(f"{DATA}/glue/{TASK}",),
@@ -191,7 +191,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "ablate",
         Per.TASK_SEED,
-        (*MODEL, "seed", "ablate", "precision"),
+        (*MODEL, "seed", "ablate", "precision", "deterministic"),
         inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
         dvc_plots=(
             DvcPlot("layers.csv", "linear", "layer", "delta"),

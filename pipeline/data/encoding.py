@@ -19,11 +19,23 @@ def encode(
     return [{k: encoded[k][i] for k in keys} for i in range(len(frame))]
 
 
+def bucketed_width(longest: int, multiple: int) -> int:
+    """`longest` rounded up to a multiple of `multiple` (1: unchanged): the padded width of a
+    batch whose lengths are bucketed, so that a compiled model sees few distinct shapes."""
+    if multiple < 1:
+        raise ValueError(f"a padding multiple must be at least 1, got {multiple}")
+    return -(-longest // multiple) * multiple
+
+
 def collate(
-    rows: list[dict[str, list[int]]], pad_id: int, device: torch.device | str = "cpu"
+    rows: list[dict[str, list[int]]],
+    pad_id: int,
+    device: torch.device | str = "cpu",
+    multiple: int = 1,
 ) -> dict[str, torch.Tensor]:
-    """Pad a list of encodings to the batch's longest: input_ids etc. [B, T]."""
-    width = max(len(r["input_ids"]) for r in rows)
+    """Pad a list of encodings to the batch's longest, rounded up to a multiple of
+    `multiple` (`bucketed_width`): input_ids etc. [B, T]."""
+    width = bucketed_width(max(len(r["input_ids"]) for r in rows), multiple)
     batch: dict[str, torch.Tensor] = {}
     for key in rows[0]:
         fill = pad_id if key == "input_ids" else 0

@@ -18,7 +18,8 @@ import json
 import logging
 import random
 import shutil
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,8 @@ class Checkpoints:
     folder: Path
     every: int  # steps between checkpoints; 0 = never
     fingerprint: str
+    writing: list[threading.Thread] = field(default_factory=list, compare=False, repr=False)
+    failed: list[BaseException] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def path(self) -> Path:
@@ -84,6 +87,30 @@ class Checkpoints:
         with atomic_path(self.path) as tmp:
             torch.save({**state, "fingerprint": self.fingerprint}, tmp)
 
+    def save_in_background(self, state: dict[str, Any]) -> None:
+        """`save` a copy of `state` from a thread, so the loop goes on while the file is
+        written: its tensors are copied to the host first (the one wait for the device), and
+        a save waits for the one before it. Call `wait` before reading the file."""
+        snapshot = host_copy(state)
+        self.wait()
+        writer = threading.Thread(target=self._save_noting_failure, args=(snapshot,))
+        self.writing.append(writer)
+        writer.start()
+
+    def _save_noting_failure(self, state: dict[str, Any]) -> None:
+        try:
+            self.save(state)
+        except BaseException as error:  # raised again by `wait`, in the loop's thread
+            self.failed.append(error)
+
+    def wait(self) -> None:
+        """Return once every background save has finished writing; raise what a save
+        raised."""
+        while self.writing:
+            self.writing.pop().join()
+        if self.failed:
+            raise self.failed.pop()
+
     def load(self) -> dict[str, Any] | None:
         """The last state saved under this fingerprint; None (after removing a stale one)."""
         if self.every <= 0 or not self.path.exists():
@@ -96,6 +123,18 @@ class Checkpoints:
             return None
         log.info("%s: resuming after step %d", self.path, state["step"])
         return state
+
+
+def host_copy(state: Any) -> Any:
+    """`state` with every tensor copied to the host (CPU), so that training can go on
+    changing its own tensors while the copy is written; containers are copied too."""
+    if isinstance(state, torch.Tensor):
+        return state.detach().to("cpu", copy=True)
+    if isinstance(state, dict):
+        return {key: host_copy(value) for key, value in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(host_copy(value) for value in state)
+    return state
 
 
 def remove_checkpoints(folder: Path) -> None:

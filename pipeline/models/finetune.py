@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.core.schema import FinetuneConfig, ModelConfig, TaskConfig
+from pipeline.core.schema import CompileConfig, FinetuneConfig, ModelConfig, TaskConfig
 from pipeline.models.checkpoints import Checkpoints, fingerprint
 from pipeline.models.labelled import LabelledRows, labelled_rows
 from pipeline.models.loading import load_classifier
@@ -47,16 +47,19 @@ def _checkpoints(
     task: TaskConfig,
     variant: str,
     precision: str,
+    compile_settings: CompileConfig | None,
     training: LabelledRows,
 ) -> Checkpoints:
     """Checkpoints of one variant's training, fingerprinted by everything its result depends
-    on: loop settings, model, task, variant, precision and the encoded training rows."""
+    on: loop settings, model, task, variant, precision, compile settings (their padding
+    changes the batches) and the encoded training rows."""
     run = {
         "train": {**asdict(settings), "seed": seed},
         "model": asdict(model_settings),
         "task": task.name,
         "variant": variant,
         "precision": precision,
+        "compile": None if compile_settings is None else asdict(compile_settings),
     }
     return Checkpoints(
         folder, settings.checkpoint_every, fingerprint(run, training.rows, training.labels)
@@ -75,15 +78,19 @@ def finetune_task(
     max_length: int,
     device: torch.device,
     precision: str = "fp32",
+    deterministic: bool = True,
+    compile_settings: CompileConfig | None = None,
     checkpoints: Path | None = None,
 ) -> Finetuned:
     """Train and score every variant of `settings` on the prepared train and eval splits,
     with fine-tuning seed `seed`.
 
     `precision` (a `precision` setting; default float32) is the compute dtype of training
-    and scoring. Under `checkpoints`, each trained variant keeps its last state in
-    `<checkpoints>/<variant>/` and resumes from it (pipeline/models/checkpoints.py); the
-    caller removes the folder once its outputs are written.
+    and scoring, `deterministic` and `compile_settings` the `deterministic` and `compile`
+    settings (default: deterministic kernels, eager). Under `checkpoints`, each trained
+    variant keeps its last state in `<checkpoints>/<variant>/` and resumes from it
+    (pipeline/models/checkpoints.py); the caller removes the folder once its outputs are
+    written.
     """
     training = labelled_rows(tokenizer, task, train_frame, max_length, f"{task.name} train")
     scoring = labelled_rows(
@@ -108,9 +115,11 @@ def finetune_task(
                 model, task, training.rows, training.labels, settings, seed, pad_id, device,
                 description=f"{task.name} {variant}",
                 precision=precision,
+                deterministic=deterministic,
+                compile_settings=compile_settings,
                 checkpoints=None if checkpoints is None else _checkpoints(
                     checkpoints / variant, settings, seed, model_settings, task, variant, precision,
-                    training,
+                    compile_settings, training,
                 ),
             )  # fmt: skip
             log.info("%s %s: trained in %.1f s", task.name, variant, time.perf_counter() - started)
@@ -118,7 +127,7 @@ def finetune_task(
             curves += [{"variant": variant, "step": s, "loss": loss} for s, loss in curve]
         scores, predicted[variant] = evaluate(
             model, task, scoring.rows, scoring.labels, settings.eval_batch_size, pad_id, device,
-            precision,
+            precision, compile_settings,
         )  # fmt: skip
         metrics.update({f"{variant}.{name}": value for name, value in scores.items()})
         if variant == "finetuned":

@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, get_linear_schedule_with_warmup
+from transformers.modeling_outputs import ModelOutput
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.precision import autocast, deterministic_cuda, device_dtype, grad_scaler
-from pipeline.core.schema import FinetuneConfig, TaskConfig
-from pipeline.data.batching import batches, length_grouped_order
+from pipeline.core.precision import autocast, device_dtype, grad_scaler, set_determinism
+from pipeline.core.schema import CompileConfig, FinetuneConfig, TaskConfig
+from pipeline.data.batching import in_order, length_grouped_batches, padded_batches
+from pipeline.data.encoding import bucketed_width
 from pipeline.models.checkpoints import Checkpoints, random_states, restore_random_states
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 log = logging.getLogger(__name__)
+
+Forward = Callable[..., ModelOutput]  # a model's forward: keyword tensors in, outputs out
 
 
 def start_at_label_mean(model: PreTrainedModel, labels: np.ndarray) -> None:
@@ -69,6 +74,38 @@ def _optimizer(
     )
 
 
+def compiled(model: PreTrainedModel, settings: CompileConfig | None, shapes: int) -> Forward:
+    """`model` itself, or under `settings` its `torch.compile`d forward, with static shapes
+    and room for `shapes` graphs (one per distinct batch shape: the caller buckets lengths
+    with `settings.pad_multiple`, so that a graph serves many batches)."""
+    if settings is None or not settings.enabled:
+        return model
+    forward = torch.compile(model, backend=settings.backend, dynamic=False)
+
+    def call(**batch: torch.Tensor) -> ModelOutput:
+        with torch._dynamo.config.patch(recompile_limit=max(shapes, 8)):
+            return forward(**batch)
+
+    return call
+
+
+def batch_shapes(lengths: list[int], index_batches: list[list[int]], multiple: int) -> int:
+    """How many distinct [B, T] shapes `index_batches` make, padded to multiples of `multiple`."""
+    return len(
+        {(len(b), bucketed_width(max(lengths[i] for i in b), multiple)) for b in index_batches}
+    )
+
+
+def pad_multiple(settings: CompileConfig | None) -> int:
+    """The length multiple batches are padded to: `settings.pad_multiple` when compiled, else 1."""
+    return settings.pad_multiple if settings is not None and settings.enabled else 1
+
+
+def window_losses(running: list[torch.Tensor]) -> list[float]:
+    """The window's per-step losses as floats: one read from the device for all of them."""
+    return torch.stack(running).tolist() if running else []
+
+
 def train(
     model: PreTrainedModel,
     task: TaskConfig,
@@ -81,16 +118,20 @@ def train(
     description: str = "train",
     precision: str = "fp32",
     checkpoints: Checkpoints | None = None,
+    deterministic: bool = True,
+    compile_settings: CompileConfig | None = None,
 ) -> list[tuple[int, float]]:
     """Fine-tune `model` in place; returns the (step, loss) curve.
 
     `precision` (a `precision` setting, pipeline/core/precision.py; default float32) sets
-    autocast and, for fp16, loss scaling. With
-    `checkpoints`, the run saves its state every `checkpoints.every` steps and first resumes
-    from a saved state of the same fingerprint: the result is the uninterrupted run's.
+    autocast and, for fp16, loss scaling; `deterministic` (the `deterministic` setting)
+    chooses deterministic kernels for the process; `compile_settings` (the `compile`
+    setting; default eager) compiles the forward pass. With `checkpoints`, the run saves
+    its state every `checkpoints.every` steps and first resumes from a saved state of the
+    same fingerprint: the result is the uninterrupted run's.
     """
     torch.manual_seed(seed)
-    deterministic_cuda(device)
+    set_determinism(deterministic, device)
     if task.is_regression:
         start_at_label_mean(model, labels)
     set_problem_type(model, task)
@@ -103,7 +144,16 @@ def train(
     )
     scaler = grad_scaler(device_dtype(precision, device), device)
     lengths = [len(r["input_ids"]) for r in rows]
-    step, curve, running = 0, [], []  # steps done, (step, mean loss) points, window losses
+    multiple = pad_multiple(compile_settings)
+    epochs = [
+        length_grouped_batches(lengths, settings.batch_size, seed + epoch)
+        for epoch in range(settings.epochs)
+    ]  # each epoch's batches: lists of row indices
+    shapes = batch_shapes(lengths, [b for batches in epochs for b in batches], multiple)
+    forward = compiled(model, compile_settings, shapes)
+    # steps done, (step, mean loss) points, the window's losses (0-d tensors on the device:
+    # read back once per log line, not once per step, so a CUDA step never waits for the host)
+    step, curve, running = 0, [], []
     resumed = checkpoints.load() if checkpoints else None
     if resumed:
         model.load_state_dict(resumed["model"])
@@ -111,43 +161,48 @@ def train(
         scheduler.load_state_dict(resumed["scheduler"])
         scaler.load_state_dict(resumed["scaler"])
         restore_random_states(resumed["random"])
-        step, curve, running = resumed["step"], resumed["curve"], resumed["running"]
+        step, curve = resumed["step"], resumed["curve"]
+        running = [torch.tensor(x, device=device) for x in resumed["running"]]
     progress = tqdm(total=total, initial=step, desc=description, unit="step")
-    for epoch in range(step // steps_per_epoch, settings.epochs):
-        order = length_grouped_order(lengths, settings.batch_size, seed + epoch)
-        done = (step - epoch * steps_per_epoch) * settings.batch_size  # resumed mid-epoch
-        for chosen, batch in batches(rows, settings.batch_size, pad_id, device, order[done:]):
-            with autocast(precision, device):
-                loss = model(**batch, labels=_targets(task, labels[chosen], device)).loss
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)  # clip the true gradients (no-op unless fp16)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-            running.append(loss.item())
-            progress.update(1)
-            if step % settings.log_every == 0 or step == total:
-                mean_loss = float(np.mean(running))
-                curve.append((step, mean_loss))
-                progress.set_postfix(loss=f"{mean_loss:.4f}", epoch=epoch + 1)
-                log.info("%s step %d/%d loss %.4f", description, step, total, mean_loss)
-                running = []
-            if checkpoints and checkpoints.due(step, total):
-                checkpoints.save(
-                    {
-                        "step": step,
-                        "model": model.state_dict(),
-                        "optimizer": optimizer.state_dict(),
-                        "scheduler": scheduler.state_dict(),
-                        "scaler": scaler.state_dict(),
-                        "random": random_states(),
-                        "curve": curve,
-                        "running": running,
-                    }
-                )
+    try:
+        for epoch in range(step // steps_per_epoch, settings.epochs):
+            done = step - epoch * steps_per_epoch  # batches of this epoch trained before a resume
+            remaining = epochs[epoch][done:]
+            for chosen, batch in padded_batches(rows, remaining, pad_id, device, multiple):
+                with autocast(precision, device):
+                    loss = forward(**batch, labels=_targets(task, labels[chosen], device)).loss
+                scaler.scale(loss).backward()
+                scaler.unscale_(optimizer)  # clip the true gradients (no-op unless fp16)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+                scaler.step(optimizer)
+                scaler.update()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+                step += 1
+                running.append(loss.detach().float())
+                progress.update(1)
+                if step % settings.log_every == 0 or step == total:
+                    mean_loss = float(np.mean(window_losses(running)))
+                    curve.append((step, mean_loss))
+                    progress.set_postfix(loss=f"{mean_loss:.4f}", epoch=epoch + 1)
+                    log.info("%s step %d/%d loss %.4f", description, step, total, mean_loss)
+                    running = []
+                if checkpoints and checkpoints.due(step, total):
+                    checkpoints.save_in_background(
+                        {
+                            "step": step,
+                            "model": model.state_dict(),
+                            "optimizer": optimizer.state_dict(),
+                            "scheduler": scheduler.state_dict(),
+                            "scaler": scaler.state_dict(),
+                            "random": random_states(),
+                            "curve": curve,
+                            "running": window_losses(running),
+                        }
+                    )
+    finally:  # a kill, too, leaves the last checkpoint whole on disk
+        if checkpoints:
+            checkpoints.wait()
     progress.close()
     model.eval()
     return curve
@@ -161,14 +216,20 @@ def predict(
     pad_id: int,
     device: torch.device,
     precision: str = "fp32",
+    compile_settings: CompileConfig | None = None,
     **forward_kwargs,
 ) -> np.ndarray:
-    """Logits [N, C] for every row, in row order (float32, whatever `precision` computes in)."""
+    """Logits [N, C] for every row, in row order (float32, whatever `precision` computes in;
+    `compile_settings`: the `compile` setting, default eager)."""
     model.to(device).eval()
+    lengths = [len(r["input_ids"]) for r in rows]
+    index_batches = in_order(len(rows), batch_size)
+    multiple = pad_multiple(compile_settings)
+    forward = compiled(model, compile_settings, batch_shapes(lengths, index_batches, multiple))
     logits = []
-    for _, batch in batches(rows, batch_size, pad_id, device):
+    for _, batch in padded_batches(rows, index_batches, pad_id, device, multiple):
         with autocast(precision, device):
-            logits.append(model(**batch, **forward_kwargs).logits.float().cpu())
+            logits.append(forward(**batch, **forward_kwargs).logits.float().cpu())
     return torch.cat(logits).numpy()
 
 
@@ -181,11 +242,12 @@ def evaluate(
     pad_id: int,
     device: torch.device,
     precision: str = "fp32",
+    compile_settings: CompileConfig | None = None,
 ) -> tuple[dict[str, float], np.ndarray]:
     """The task's metrics on `rows`, and the predictions they score: [N] class ids, or
     scores for a regression task."""
     started = time.perf_counter()
-    logits = predict(model, rows, batch_size, pad_id, device, precision)  # [N, C]
+    logits = predict(model, rows, batch_size, pad_id, device, precision, compile_settings)
     scores = task_metrics(task, labels, logits)
     log.info("eval %s: %s (%.1fs)", task.name, scores, time.perf_counter() - started)
     return scores, predictions_from_logits(task, logits)

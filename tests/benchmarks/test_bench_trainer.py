@@ -4,6 +4,7 @@ structure, and that both sides trained on the same batches."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from benchmarks.bench_step import step_settings
 from benchmarks.bench_trainer import (
     BATCH_KEYS,
     SIDES,
+    InOrderTrainer,
     grouping_padding,
     markdown,
     model_settings,
@@ -32,8 +34,32 @@ def result():
     args = argparse.Namespace(
         model=["tiny_random"], device="cpu", precision="fp32", profile="quick", task="rte",
         batch=BATCH, length=16, steps=STEPS, rounds=ROUNDS, threads=1, compile=False,
+        deterministic=True,
     )  # fmt: skip
-    return run(args)
+    was, seen = torch.are_deterministic_algorithms_enabled(), []
+    real_train = InOrderTrainer.train
+
+    def train(self, *a, **kw):  # the flag each Trainer call runs under
+        seen.append(torch.are_deterministic_algorithms_enabled())
+        return real_train(self, *a, **kw)
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(InOrderTrainer, "train", train)
+            measured = run(args)
+    finally:
+        torch.use_deterministic_algorithms(was)
+    return measured | {"trainer_calls_deterministic": seen}
+
+
+def test_both_sides_run_under_the_recorded_determinism_and_trainer_arguments(result):
+    assert result["deterministic"] is True
+    calls = result["trainer_calls_deterministic"]
+    assert calls and all(calls)  # as the loop: not switched off for the Trainer's calls
+    arguments = result["trainer_arguments"]
+    assert arguments["optim"] == "adamw_torch_fused" and "output_dir" not in arguments
+    assert arguments["per_device_train_batch_size"] == BATCH
+    json.dumps(arguments)  # a record keeps them as JSON
 
 
 def test_both_sides_train_on_the_same_batches(result):
@@ -79,17 +105,16 @@ def test_rates_ratios_and_shares_follow_from_the_timings(result):
 def test_the_trainers_own_grouping_and_the_loops_are_reported(result):
     padding = result["padding"]
     assert padding["task"] == "rte" and padding["batch"] == BATCH
-    names = ["loop: length_grouped_order", "loop, full batches only", "trainer: group_by_length"]
+    names = ["loop: length_grouped_batches", "trainer: group_by_length"]
     assert [name for name in padding if name not in ("task", "batch")] == names
     for name in names:
         row = padding[name]
         assert row["padded_tokens"] >= row["real_tokens"] > 0
-    lengths = [5, 3, 9, 7, 5, 3, 9, 7, 4]  # pairs of equal lengths, and one row left over
+    lengths = [5, 3, 9, 7, 5, 3, 9, 7, 1]  # pairs of equal lengths, the shortest left over
     rows = grouping_padding(lengths, 2, seed=0)
-    assert rows["loop: length_grouped_order"]["real_tokens"] == sum(lengths)
     assert rows["trainer: group_by_length"]["real_tokens"] == sum(lengths)
-    full = rows["loop, full batches only"]
-    assert full["real_tokens"] == sum(lengths[:8]) and full["padding"] == 0.0  # pairs batched
+    loop = rows["loop: length_grouped_batches"]  # the pairs batched, 1 alone: no padding
+    assert loop["real_tokens"] == sum(lengths) and loop["padding"] == 0.0
 
 
 def test_rounds_take_consecutive_batches_and_shaped_models_are_base_sized():

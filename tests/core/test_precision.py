@@ -9,15 +9,17 @@ import os
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.errors import PipelineError
-from pipeline.core.precision import autocast, choose_dtype, deterministic_cuda, grad_scaler
+from pipeline.core.precision import autocast, choose_dtype, grad_scaler, set_determinism
 from pipeline.core.schema import FinetuneConfig, load_task
 from pipeline.data.encoding import collate
 from pipeline.models.loading import load_classifier
 from pipeline.models.training import predict, train
+from tools.params import compose_params
 
 CPU = torch.device("cpu")
 
@@ -53,7 +55,7 @@ def test_only_fp16_scales_the_loss() -> None:
 
 @pytest.fixture
 def restored_determinism(monkeypatch):
-    """Undo what deterministic_cuda sets: the flags, cudnn.benchmark and the cuBLAS setting."""
+    """Undo what set_determinism sets: the flags, cudnn.benchmark and the cuBLAS setting."""
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     flags = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
@@ -63,19 +65,39 @@ def restored_determinism(monkeypatch):
     torch.backends.cudnn.benchmark = benchmark
 
 
-def test_deterministic_cuda_asks_for_deterministic_kernels_on_cuda_only(
-    restored_determinism,
-) -> None:
+def test_the_determinism_setting_switches_the_process_both_ways(restored_determinism) -> None:
     torch.use_deterministic_algorithms(False)
     torch.backends.cudnn.benchmark = True
-    deterministic_cuda(CPU)
-    assert not torch.are_deterministic_algorithms_enabled() and torch.backends.cudnn.benchmark
+    set_determinism(True, CPU)
+    assert torch.are_deterministic_algorithms_enabled()
+    assert torch.backends.cudnn.benchmark  # cuDNN and cuBLAS are left alone on CPU
     assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
-    deterministic_cuda(torch.device("cuda"))  # sets flags only: no GPU needed
+    set_determinism(False, CPU)
+    assert not torch.are_deterministic_algorithms_enabled()
+    cuda = torch.device("cuda")  # sets flags only: no GPU needed
+    set_determinism(True, cuda)
     assert torch.are_deterministic_algorithms_enabled()
     assert torch.is_deterministic_algorithms_warn_only_enabled()
     assert not torch.backends.cudnn.benchmark
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    set_determinism(False, cuda)
+    assert not torch.are_deterministic_algorithms_enabled() and torch.backends.cudnn.benchmark
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_train_applies_the_determinism_setting(
+    tiny_model_cfg, tokenizer, restored_determinism, deterministic
+) -> None:
+    torch.use_deterministic_algorithms(not deterministic)
+    rows = [{"input_ids": [101, 2000, 102]}] * 4
+    settings = FinetuneConfig(
+        epochs=1, batch_size=4, eval_batch_size=4, learning_rate=1e-3, warmup_ratio=0.0,
+        weight_decay=0.0, grad_clip=1.0, log_every=1, checkpoint_every=0,
+    )  # fmt: skip
+    model = load_classifier(tiny_model_cfg, tokenizer, 2, seed=0)
+    labels = np.array([0, 1, 0, 1])
+    train(model, load_task("sst2"), rows, labels, settings, 0, 0, CPU, deterministic=deterministic)
+    assert torch.are_deterministic_algorithms_enabled() == deterministic
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +177,43 @@ def test_the_model_stages_run_at_bf16_on_the_cpu(micro_stage, shared_data) -> No
     outputs = micro_stage().out_root
     for name in ("finetune", "dump_attention", "ablate", "gates", "measures"):
         assert (outputs / f"metrics/{name}/rte/seed42.json").exists(), name
+
+
+def test_on_cpu_the_determinism_setting_changes_no_number(
+    tiny_model_cfg, tokenizer, restored_determinism
+) -> None:
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, size=24)
+    rows = [
+        {"input_ids": [101, *rng.integers(1000, 5000, size=n).tolist(), 102]}
+        for n in rng.integers(3, 12, size=24)
+    ]
+    settings = FinetuneConfig(
+        epochs=1, batch_size=8, eval_batch_size=8, learning_rate=1e-3, warmup_ratio=0.0,
+        weight_decay=0.01, grad_clip=1.0, log_every=1, checkpoint_every=0,
+    )  # fmt: skip
+    weights = []
+    for deterministic in (True, False):
+        model = load_classifier(tiny_model_cfg, tokenizer, 2, seed=0)
+        task = load_task("sst2")
+        train(model, task, rows, labels, settings, 0, 0, CPU, deterministic=deterministic)
+        weights.append(model.state_dict())
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+@pytest.mark.parametrize(
+    ("profile", "deterministic", "compiled"),
+    [
+        ("quick", True, False),  # byte-identical reruns on one machine, on 2 CPU cores
+        ("micro", True, False),
+        ("standard", True, False),
+        ("full", False, False),  # GPU-sized: fast kernels
+        ("paper", False, True),
+    ],
+)
+def test_each_profile_declares_its_determinism_and_compile_setting(
+    profile, deterministic, compiled
+) -> None:
+    params = OmegaConf.create(compose_params([f"experiment={profile}"]))
+    assert params.deterministic is deterministic
+    assert params.compile.enabled is compiled and params.compile.pad_multiple == 8

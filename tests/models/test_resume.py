@@ -13,10 +13,14 @@ from omegaconf import OmegaConf
 
 from pipeline.core.config import CONF_DIR
 from pipeline.core.stage import StageRun
+from pipeline.data.batching import length_grouped_batches
+from pipeline.models import training
 from pipeline.models.checkpoints import Checkpoints, fingerprint
 from stages import finetune as finetune_stage
 from tests.support.builders import composed
 from tests.support.training_runs import (
+    SEED,
+    SETTINGS,
     Killed,
     fresh_model,
     kill_after,
@@ -51,6 +55,64 @@ def test_a_killed_run_resumes_to_the_uninterrupted_result(
     curve = run(resumed, data, checkpoints)
     assert same_weights(resumed, uninterrupted)
     assert curve == expected_curve  # the loss curve too: window losses carried over
+
+
+def short_batch_at(data, epoch: int) -> int:
+    """Where the one short batch of `epoch` falls among its batches (not last: the tests below
+    need batches after it)."""
+    lengths = [len(row["input_ids"]) for row in data[0]]
+    sizes = [len(b) for b in length_grouped_batches(lengths, SETTINGS.batch_size, SEED + epoch)]
+    (short,) = [k for k, size in enumerate(sizes) if size < SETTINGS.batch_size]
+    assert short < len(sizes) - 1
+    return short
+
+
+def test_train_iterates_exactly_the_grouped_batches(tiny_model_cfg, tokenizer, data, monkeypatch):
+    real, seen = training.padded_batches, []
+
+    def recorded(*args, **kwargs):
+        for chosen, batch in real(*args, **kwargs):
+            seen.append(list(chosen))
+            assert batch["input_ids"].shape[0] == len(chosen)
+            yield chosen, batch
+
+    monkeypatch.setattr(training, "padded_batches", recorded)
+    run(fresh_model(tiny_model_cfg, tokenizer), data)
+    lengths = [len(row["input_ids"]) for row in data[0]]
+    expected = [
+        b
+        for epoch in range(SETTINGS.epochs)
+        for b in length_grouped_batches(lengths, SETTINGS.batch_size, SEED + epoch)
+    ]
+    assert seen == expected
+    assert short_batch_at(data, 0) < 7  # the short batch sits inside the epoch
+
+
+@pytest.mark.parametrize("epoch", [0, 1])
+def test_a_run_resumed_right_after_the_short_batch_ends_with_the_uninterrupted_bytes(
+    tiny_model_cfg, tokenizer, data, tmp_path, monkeypatch, epoch
+) -> None:
+    """Resume counts batches: a checkpoint taken after the short batch (2 rows, not 4)
+    resumes at the next batch, not 2 rows further on."""
+    uninterrupted = fresh_model(tiny_model_cfg, tokenizer)
+    expected_curve = run(uninterrupted, data)
+
+    steps_per_epoch = -(-len(data[0]) // SETTINGS.batch_size)
+    after_short = epoch * steps_per_epoch + short_batch_at(data, epoch) + 1
+    checkpoints = Checkpoints(tmp_path / "ckpt", every=after_short, fingerprint="run")
+    with monkeypatch.context() as patch:
+        kill_after(patch, after_short)
+        with pytest.raises(Killed):
+            run(fresh_model(tiny_model_cfg, tokenizer), data, checkpoints)
+    assert torch.load(checkpoints.path, weights_only=False)["step"] == after_short
+
+    resumed = fresh_model(tiny_model_cfg, tokenizer)
+    assert run(resumed, data, checkpoints) == expected_curve
+    saved = {}
+    for name, model in (("resumed", resumed), ("uninterrupted", uninterrupted)):
+        model.save_pretrained(tmp_path / name)
+        saved[name] = (tmp_path / name / "model.safetensors").read_bytes()
+    assert saved["resumed"] == saved["uninterrupted"]
 
 
 def test_a_finished_run_restarts_from_its_last_state(

@@ -95,7 +95,7 @@ def test_a_killed_finetune_writes_the_uninterrupted_bytes(
     uninterrupted, tmp_path, monkeypatch, kill_after
 ) -> None:
     task, expected = uninterrupted
-    real, seen = training.batches, {"batches": 0}
+    real, seen = training.padded_batches, {"batches": 0}
 
     def batches(*args, **kwargs):
         for item in real(*args, **kwargs):
@@ -105,7 +105,7 @@ def test_a_killed_finetune_writes_the_uninterrupted_bytes(
             yield item
 
     with monkeypatch.context() as patch:
-        patch.setattr(training, "batches", batches)
+        patch.setattr(training, "padded_batches", batches)
         with pytest.raises(Killed):
             finetune_stage.run(stage_run(tmp_path, task))
     assert not (tmp_path / "outputs" / "models").exists()  # killed before writing

@@ -45,18 +45,18 @@ def fresh_model(tiny_model_cfg, tokenizer):
     return load_classifier(tiny_model_cfg, tokenizer, 2, seed=3)
 
 
-def run(model, data, checkpoints=None, device=CPU, precision="fp32"):
+def run(model, data, checkpoints=None, device=CPU, precision="fp32", compile_settings=None):
     rows, labels = data
     task = load_task("sst2")
     return train(
         model, task, rows, labels, SETTINGS, SEED, 0, device,
-        precision=precision, checkpoints=checkpoints,
+        precision=precision, checkpoints=checkpoints, compile_settings=compile_settings,
     )  # fmt: skip
 
 
 def kill_after(monkeypatch, steps: int) -> None:
     """Make the training loop raise once `steps` batches have been trained on."""
-    real, seen = training.batches, {"batches": 0}
+    real, seen = training.padded_batches, {"batches": 0}
 
     def batches(*args, **kwargs):
         for item in real(*args, **kwargs):
@@ -65,7 +65,7 @@ def kill_after(monkeypatch, steps: int) -> None:
             seen["batches"] += 1
             yield item
 
-    monkeypatch.setattr(training, "batches", batches)
+    monkeypatch.setattr(training, "padded_batches", batches)
 
 
 def same_weights(first, second) -> bool:
