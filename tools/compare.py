@@ -3,17 +3,23 @@
     python -m tools.compare                  # the last commit against the workspace
     python -m tools.compare main my-exp      # any two git revisions or DVC experiments
     python -m tools.compare --plot outputs/plots/ablate/sst2/seed42/layers.csv [REV ...]
+    python -m tools.compare --plot outputs/figures/ablate/sst2/seed42/fig8_heads.png [REV ...]
 
-Reads `dvc metrics diff --json` and prints, within 100 columns: the claims whose verdict
-changed (with the statistic and the new interval), the headline counts of the papers'
-findings, then how many numeric metrics changed per stage and the largest changes. `--plot`
+Reads `dvc metrics diff --json` and `dvc params diff --json` and prints, within 100 columns
+(an id longer than its column gets a line of its own, never cut): whether the two runs cover
+different tasks or fine-tuning seeds, the claims whose verdict changed (with the statistic and
+the new interval) among those both runs judged, the claims that only one run has, the
+headline counts of the papers' findings, then how many numeric metrics changed per stage and
+the largest changes. `--plot`
 runs `dvc plots diff` on one table with the axes its stage declares (`DvcPlot` in
-pipeline/dag/declarations.py), which dvc.yaml cannot list for every task.
+pipeline/dag/declarations.py), or on one figure: dvc.yaml cannot list those of every task.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
 import math
 import subprocess
@@ -29,6 +35,7 @@ from pipeline.dag.declarations import OUTPUTS, DvcPlot, stage
 
 CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict
+FINDINGS = "findings"  # claims.json's counts, tasks and seeds in one line (for dvc exp show)
 WIDTH = 100
 Change = dict  # one metric's {"old": ..., "new": ..., "diff": ...} in `dvc metrics diff --json`
 
@@ -52,25 +59,90 @@ def _number(value, digits: int = 4) -> str:
     return str(value)
 
 
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def params_diff(revisions: Sequence[str]) -> dict[str, dict[str, Change]]:
+    """`dvc params diff --json [a [b]]`: file -> parameter -> change."""
+    found = subprocess.run(
+        ["dvc", "params", "diff", "--json", *revisions], capture_output=True, text=True
+    )
+    if found.returncode != 0:
+        why = (found.stderr.strip().splitlines() or ["no output"])[-1]
+        raise PipelineError(f"dvc params diff {' '.join(revisions)} failed: {why}")
+    return json.loads(found.stdout or "{}")
 
 
-def _fit_middle(text: str, width: int) -> str:
-    """`text` cut in its middle to `width`, so that a claim keeps its task at the end."""
-    if len(text) <= width:
-        return text
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+def _columns(name: str, width: int, rest: str) -> list[str]:
+    """`name` padded to `width` columns and `rest` beside it, indented by two; a longer
+    `name` on a line of its own (never cut), `rest` below it in its column."""
+    if len(name) <= width:
+        return [f"  {name:<{width}} {rest}".rstrip()]
+    return [f"  {name}", f"  {'':<{width}} {rest}".rstrip()]
+
+
+def _wrapped(text: str, indent: str = "  ") -> list[str]:
+    """`text` within WIDTH columns, broken at spaces only (an id is never split)."""
+    return textwrap.wrap(
+        text, WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+
+
+COVERAGE = (("tasks", "tasks"), ("seeds", "fine-tuning seeds"))  # params.yaml key, in words
+
+
+def coverage_lines(params: dict[str, dict[str, Change]]) -> list[str]:
+    """A line for each of `tasks` and `seeds` that differs between the two runs, from
+    `dvc params diff --json`: their claims cannot be compared one to one."""
+    changed = params.get("params.yaml", {})
+    lines = []
+    for key, words in COVERAGE:
+        if key in changed:
+            old, new = (_listed(changed[key].get(side)) for side in ("old", "new"))
+            lines += _wrapped(f"The two runs cover different {words}: {old} -> {new}")
+    return lines
+
+
+def _listed(value) -> str:
+    """A parameter's value in words; `dvc params diff --json` writes a list as its repr."""
+    if value is None:
+        return "none"
+    if isinstance(value, str) and value.startswith("["):
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value)
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _verdicts(claims: dict[str, Change]) -> dict[str, Change]:
+    """claim id -> its verdict's change."""
+    return {k.removesuffix(".verdict"): v for k, v in claims.items() if k.endswith(".verdict")}
+
+
+def one_run_lines(claims: dict[str, Change], old: str, new: str, shown: int) -> list[str]:
+    """The claims that only one of the two runs judged (another task, a claim added or
+    removed), counted per run and the first `shown` of each named: not changed verdicts."""
+    lines = []
+    for absent, judged_by in (("new", old), ("old", new)):
+        only = sorted(c for c, v in _verdicts(claims).items() if v.get(absent) is None)
+        if only:
+            more = f", and {len(only) - shown} more" if len(only) > shown else ""
+            listed = ", ".join(only[:shown]) + more
+            lines += _wrapped(f"Claims judged only by {judged_by}: {len(only)} ({listed})")
+    return lines
+
+
+def _both(claims: dict[str, Change]) -> dict[str, Change]:
+    """The verdict changes of the claims both runs judged."""
+    return {
+        claim: change
+        for claim, change in _verdicts(claims).items()
+        if change.get("old") is not None and change.get("new") is not None
+    }
 
 
 def verdict_lines(claims: dict[str, Change]) -> list[str]:
-    """One line per claim whose verdict changed: claim, verdicts, statistic, new interval."""
+    """One line per claim judged by both runs whose verdict changed: claim, verdicts,
+    statistic, new interval."""
     lines = []
-    for key in sorted(k for k in claims if k.endswith(".verdict")):
-        claim = key.removesuffix(".verdict")
-        change = claims[key]
-        verdicts = f"{change.get('old') or 'absent'} -> {change.get('new') or 'absent'}"
+    for claim, change in sorted(_both(claims).items()):
+        verdicts = f"{change['old']} -> {change['new']}"
         statistic = claims.get(f"{claim}.statistic", {})
         low, high = (claims.get(f"{claim}.ci_{side}", {}).get("new") for side in ("low", "high"))
         interval = f" [{_number(low, 3)}, {_number(high, 3)}]" if low is not None else ""
@@ -78,7 +150,7 @@ def verdict_lines(claims: dict[str, Change]) -> list[str]:
         if statistic:
             old, new = (_number(statistic.get(side), 3) for side in ("old", "new"))
             estimate = f"{old} -> {new}{interval}"
-        lines.append(f"  {_fit_middle(claim, 36):<36} {verdicts:<30}{estimate}".rstrip())
+        lines += _columns(claim, 36, f"{verdicts:<30}{estimate}")
     return lines
 
 
@@ -87,7 +159,7 @@ def headline_lines(claims: dict[str, Change]) -> list[str]:
     counts = {k.removeprefix(HEADLINE): v for k, v in claims.items() if k.startswith(HEADLINE)}
     moved = [f"{v} {_number(c.get('old'))} -> {_number(c.get('new'))}" for v, c in counts.items()]
     text = f"The papers' findings by verdict: {', '.join(moved)}" if moved else ""
-    return textwrap.wrap(text, WIDTH, subsequent_indent="  ")
+    return _wrapped(text)
 
 
 def _relative(change: Change) -> float:
@@ -106,7 +178,7 @@ def metric_lines(diff: dict[str, dict[str, Change]], shown: int) -> list[str]:
         (file, name, change)
         for file, metrics in diff.items()
         for name, change in metrics.items()
-        if not (file == CLAIMS and name.startswith((*above, HEADLINE)))
+        if not (file == CLAIMS and (name == FINDINGS or name.startswith((*above, HEADLINE))))
     ]
     if not changes:
         return ["No other metric changed."]
@@ -119,21 +191,29 @@ def metric_lines(diff: dict[str, dict[str, Change]], shown: int) -> list[str]:
     ]
     largest = sorted(changes, key=lambda c: _relative(c[2]), reverse=True)[:shown]
     for file, name, change in largest:
-        where = _fit(f"{PurePosixPath(file).relative_to(OUTPUTS, 'metrics')}: {name}", 64)
+        where = f"{PurePosixPath(file).relative_to(OUTPUTS, 'metrics')}: {name}"
         values = f"{_number(change.get('old'))} -> {_number(change.get('new'))}"
-        lines.append(f"  {where:<64} {values}")
+        lines += _columns(where, 64, values)
     return lines
 
 
-def report(diff: dict[str, dict[str, Change]], revisions: Sequence[str], shown: int) -> str:
+def report(
+    diff: dict[str, dict[str, Change]],
+    revisions: Sequence[str],
+    shown: int,
+    params: dict[str, dict[str, Change]] | None = None,
+) -> str:
+    """What changed between the two runs (`dvc metrics diff` and `dvc params diff`)."""
     old = revisions[0] if revisions else "HEAD"
     new = revisions[1] if len(revisions) > 1 else "the workspace"
     claims = diff.get(CLAIMS, {})
-    changed = verdict_lines(claims)
-    lines = [f"{old} -> {new}", f"Verdicts changed: {len(changed)}", *changed]
+    lines = [f"{old} -> {new}", *coverage_lines(params or {})]
+    lines.append(f"Verdicts changed, of the claims both runs judged: {len(_both(claims))}")
+    lines += verdict_lines(claims)
+    lines += one_run_lines(claims, old, new, shown)
     lines += headline_lines(claims)
     lines += metric_lines(diff, shown)
-    return "\n".join(_fit(line, WIDTH) for line in lines)
+    return "\n".join(lines)
 
 
 def declared_plot(table: str) -> DvcPlot:
@@ -157,7 +237,21 @@ def declared_plot(table: str) -> DvcPlot:
     return plots[parts[-1]]
 
 
+def figure_target(figure: str) -> str:
+    """`figure` if it names a PNG under outputs/figures/<stage>/ (not its caption sidecar)."""
+    parts = PurePosixPath(figure).parts
+    if len(parts) < 4 or parts[:2] != (OUTPUTS, "figures") or not figure.endswith(".png"):
+        raise PipelineError(
+            f"{figure} is not a figure: give a .png under {OUTPUTS}/figures/<stage>/ (its .json "
+            "beside it is the caption)"
+        )
+    return figure
+
+
 def plot_command(table: str, revisions: Sequence[str]) -> list[str]:
+    """`dvc plots diff` of one table with its stage's declared axes, or of one figure."""
+    if PurePosixPath(table).parts[1:2] == ("figures",):
+        return ["dvc", "plots", "diff", *revisions, "--targets", figure_target(table)]
     plot = declared_plot(table)
     axes = ["--template", plot.template, "-x", plot.x, "-y", plot.y]
     return ["dvc", "plots", "diff", *revisions, "--targets", table, *axes]
@@ -173,14 +267,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         "HEAD against the workspace; one: it against the workspace)",
     )  # fmt: skip
     parser.add_argument("--shown", type=int, default=10, help="largest metric changes listed")
-    parser.add_argument("--plot", metavar="TABLE", help="draw one table with its declared axes")
+    parser.add_argument(
+        "--plot", metavar="PATH", help="draw one table with its declared axes, or one figure"
+    )
     args = parser.parse_args(argv)
     with exit_on_error():
         if len(args.revisions) > 2:
             raise PipelineError("give at most two revisions (old, then new)")
         if args.plot:
             sys.exit(subprocess.run(plot_command(args.plot, args.revisions)).returncode)
-        print(report(metrics_diff(args.revisions), args.revisions, args.shown))
+        diff, params = metrics_diff(args.revisions), params_diff(args.revisions)
+        print(report(diff, args.revisions, args.shown, params))
 
 
 if __name__ == "__main__":

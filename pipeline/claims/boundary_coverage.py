@@ -22,7 +22,9 @@ threshold; both are shares of the replicates where the type is identifiable (the
 column gives the others, on which the claim is not testable). Two classifiers: the block
 case (recall 5 of 20, false positives 11 of 696, as the committed cross-validation gave for
 two-sentence maps under registry version 3, and 7 of 696 under version 4's retrained
-networks) and a well-recalled type.
+networks) and a well-recalled type. Labelled maps drawn by the recorded designs from a
+population with boundary maps, where today's and the design-weighted error rates part:
+`design_coverage`.
 """
 
 from __future__ import annotations

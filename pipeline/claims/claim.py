@@ -19,6 +19,14 @@ class Source:
     statement: str  # the paper's statement, paraphrased
     number: float | None = None  # the paper's value of the claim's statistic (bert-base)
     number_note: str = ""  # how that number reads off the paper
+    unit: float | None = None  # one unit of `number`'s last printed digit, on its scale
+
+    def __post_init__(self) -> None:
+        if self.number is not None and not (self.unit and self.unit > 0):
+            raise ValueError(
+                f"{self.cite()}: a printed number needs `unit`, one unit of its last printed "
+                "digit (0.001 for a percentage printed to one decimal)"
+            )
 
     def cite(self) -> str:
         return f"{self.paper}, {self.where}"

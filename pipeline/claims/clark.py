@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
-from pipeline.claims.thresholds import DIRECTION, NOT_MUCH_BETTER
+from pipeline.claims.thresholds import DIRECTION, DOES_WELL
 from pipeline.core.layout import seed_folder
 
 PAPER = "Clark et al. 2019"
@@ -92,6 +92,7 @@ def head_beats_offset(stanford: str) -> Claim:
             f"{row.offset:g}%",
             number=row.gap,
             number_note=f"best head {row.head:g} - best offset {row.offset:g} (WSJ)",
+            unit=0.001,
         ),
         finding=f"a single head finds `{stanford}` heads{named} better than the best fixed offset",
         statistic="best head's accuracy - best offset's accuracy (same words; head chosen on "
@@ -105,22 +106,26 @@ def head_beats_offset(stanford: str) -> Claim:
 
 
 def no_head_does_syntax_overall() -> Claim:
+    """Read absolutely (thresholds.DOES_WELL): the best single head for all relations finds
+    under half of the head words. The paper's margin over the offset (+8.2) is an estimate,
+    not a bound, and the paper calls heads with smaller margins specialised (prep, +4.9)."""
     return Claim(
         name="clark.no_head_does_syntax_overall",
         source=Source(
             PAPER,
             "Sec. 4.2, Table 1",
             "no single head does well at syntax overall: the best head for all relations "
-            "finds 34.5% of head words, not much better than the best offset's 26.3%",
-            number=(ALL_HEAD - ALL_OFFSET) / 100,
-            number_note=f"best 'All' head {ALL_HEAD:g} - best offset {ALL_OFFSET:g} (WSJ)",
+            "finds 34.5% of head words (the best offset 26.3%), while the heads that "
+            "specialise find 76-94% of theirs (dobj, det, pobj, poss)",
+            number=ALL_HEAD / 100,
+            number_note=f"best 'All' head {ALL_HEAD:g}% (WSJ); best offset {ALL_OFFSET:g}%",
+            unit=0.001,
         ),
-        finding="the best single head for all relations beats the best fixed offset by no "
-        "more than the paper's own margin (every UD arc)",
-        statistic="the best head's accuracy over all relations - the best offset's (same "
-        "words; head chosen on other sentences)",
-        rule=Beyond(NOT_MUCH_BETTER, side="below"),
-        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_minus_offset"),
+        finding="the best single head for all relations finds under half of the head words "
+        "(every UD arc)",
+        statistic="the best head's accuracy over all relations (head chosen on other sentences)",
+        rule=Beyond(DOES_WELL, side="below", bound=1.0),
+        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_accuracy"),
     )
 
 
@@ -151,24 +156,26 @@ def relation_extension(relation: str) -> Claim:
 
 
 def coref_head_beats_nearest() -> Claim:
+    """Scored on GAP's two-way choice (chance 50%, and 0.5 the largest gap possible), while
+    the paper's numbers are CoNLL-2012 antecedent accuracies over every mention: they stand
+    in the note alone, and no power check borrows their gap (0.38), which has no counterpart
+    on GAP's scale."""
     return Claim(
         name="clark.coref_head_beats_nearest",
         source=Source(
             PAPER,
             "Sec. 4.3, Table 2",
-            "head 5-4 finds coreferent antecedents with 65% accuracy, against 27% for the "
-            "nearest mention",
+            "a head (5-4) finds coreferent antecedents far more often than the nearest-mention "
+            "baseline",
             number_note="on CoNLL-2012, not GAP: head 65% against the nearest mention's 27%, "
             "chance far below one half; this run's GAP accuracy is two-way, so no paper "
-            "number stands beside it",
+            "number stands beside it and none sets the power check's effect",
         ),
         finding="a head finds coreferent antecedents better than the nearest-mention baseline",
         statistic="head accuracy - nearest-mention accuracy (same report examples; head chosen "
         "on other examples)",
         rule=Beyond(DIRECTION),
         measure=lambda out, seed: out.interval(("clark_coref",), "head_minus_nearest"),
-        effect=0.65 - 0.27,
-        effect_source="assumed: the paper's gap on CoNLL-2012 (65 - 27); this run scores GAP",
     )
 
 
@@ -182,6 +189,7 @@ def probe_beats_right_branching() -> Claim:
             "baseline",
             number=0.61 - 0.26,
             number_note="attention-only probe 61 - right-branching 26 UAS (WSJ)",
+            unit=0.01,
         ),
         finding="the attention-only probe parses better than a right-branching baseline",
         statistic="probe UAS - right-branching UAS (same sentences)",

@@ -27,6 +27,7 @@ from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import CONFIDENCE, SENSITIVITY, Z_POWER
 from pipeline.claims.validity import headroom_failure, learned
+from pipeline.core.errors import PipelineError
 
 COLUMNS = (
     "claim", "kind", "source", "statement", "paper_number", "paper_number_note", "finding",
@@ -112,7 +113,7 @@ def judge(claim: Claim, measured: Estimate, reason: str = "", dev_rows: float = 
     whether any number of the task's dev rows could decide it."""
     if reason:  # a gate failed
         return Judged(measured, "not testable", reason)
-    verdict, withheld = settle(claim.rule(measured), measured)
+    verdict, withheld = settle(claim.rule(measured), measured, claim.rule)
     if verdict == "not testable":
         return Judged(measured, verdict, measured.note)
     if withheld:
@@ -133,13 +134,13 @@ def _underpowered_reason(claim: Claim, measured: Estimate, dev_rows: float) -> s
     if math.isinf(needed):
         seeds = seeds_needed(measured, effect)
         more = (
-            f"~{seeds:.0f} seeds would on these rows"
+            f"too few seeds; ~{seeds:.0f} seeds would on these rows"
             if math.isfinite(seeds)
-            else f"nor would {MAX_SEEDS} seeds on these rows"
+            else f"nor would {MAX_SEEDS} seeds on these rows: it needs more seeds and more rows"
         )
         return reason + (
             "; the seeds' own spread is wider than that: no number of rows decides it "
-            f"on these {measured.evidence.get('seeds', 0):.0f} seeds (too few seeds; {more})"
+            f"on these {measured.evidence.get('seeds', 0):.0f} seeds ({more})"
         )
     if math.isnan(needed):
         return reason
@@ -237,7 +238,12 @@ def _overall(
             "not testable",
             f"not testable on any of seeds {named}; seed {first_seed}: {first.reason}",
         )
-    pooled = judge(claim, across_seeds([j.measured for j in testable.values()]), "", dev)
+    try:
+        combined = across_seeds([j.measured for j in testable.values()])
+    except PipelineError as error:
+        why = str(error).removeprefix("claims: ")
+        raise PipelineError(f"claims: {claim.name}: {why}") from None
+    pooled = judge(claim, combined, "", dev)
     sides = {v: [s for s, j in testable.items() if j.verdict == v]
              for v in ("supported", "contradicted")}  # fmt: skip
     if all(sides.values()):
@@ -306,7 +312,7 @@ def _at(claim: Claim, measured: Estimate, factor: float) -> str:
     scaled = claim.rule.scaled(factor)
     if scaled.decided_in_advance():
         return "decided in advance"
-    return settle(scaled(measured), measured)[0]
+    return settle(scaled(measured), measured, scaled)[0]
 
 
 def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
@@ -333,28 +339,54 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
         }
         metrics[f"verdicts.{kind}.not_decidable"] = not_decidable(rows)
         metrics[f"verdicts.{kind}.too_few_seeds"] = too_few_seeds(rows)
+        metrics[f"verdicts.{kind}.rows_and_seeds"] = rows_and_seeds(rows)
     agreeing, seed_dependent, seeds = seed_agreement(table)
     metrics |= {"seeds.count": seeds, "seeds.claims": seed_dependent}
     metrics["seeds.same_verdict"] = agreeing
     return metrics
 
 
+VERDICT_LETTERS = dict(zip(VERDICTS, "SCIUND", strict=True))  # `findings`: S supported, ...
+
+
+def findings(table: pd.DataFrame, profile: str, tasks: Sequence[str], seeds: Sequence[int]) -> str:
+    """The papers' findings counted by verdict, with the profile, tasks and fine-tuning seeds
+    they were judged on, in one short line: the claims stage's `findings` metric, a column
+    of `dvc exp show` that fits a terminal (`quick 26S 1C 7I 2U 9N 0D sst2,mrpc,rte,stsb
+    s42`: a letter per verdict, VERDICT_LETTERS; `s` before the seeds)."""
+    counts = table.loc[table["kind"] == "paper", "verdict"].value_counts()
+    verdicts = " ".join(f"{counts.get(v, 0)}{letter}" for v, letter in VERDICT_LETTERS.items())
+    return f"{profile} {verdicts} {','.join(tasks)} s{','.join(map(str, seeds))}"
+
+
 def not_decidable(rows: pd.DataFrame) -> int:
     """Underpowered claims that more rows could decide, but more than the task's dev set
-    has (not those the seeds' spread alone keeps undecided: `too_few_seeds`)."""
-    short = (rows["decidable"] == False) & ~too_few(rows)  # noqa: E712 (NaN: unknown)
+    has (not those the seeds' spread alone keeps undecided: `too_few_seeds`, `rows_and_seeds`)."""
+    short = (rows["decidable"] == False) & (rows["rows_needed"] != math.inf)  # noqa: E712
     return int(short.sum())
 
 
 def too_few(rows: pd.DataFrame) -> pd.Series:
-    """Per row: underpowered, and the seeds' spread alone is too wide for any number of rows
-    (more seeds, not rows, would decide it)."""
+    """Per row: underpowered, and the seeds' spread alone is too wide for any number of rows."""
     return (rows["verdict"] == "underpowered") & (rows["rows_needed"] == math.inf)
 
 
+def seeds_alone(rows: pd.DataFrame) -> pd.Series:
+    """Per row: `too_few`, and some number of seeds (up to MAX_SEEDS) on these rows would
+    decide it: more seeds, not rows."""
+    finite = rows["seeds_needed"].map(lambda n: not pd.isna(n) and math.isfinite(n))
+    return too_few(rows) & finite
+
+
 def too_few_seeds(rows: pd.DataFrame) -> int:
-    """Underpowered claims that only more fine-tuning seeds could decide."""
-    return int(too_few(rows).sum())
+    """Underpowered claims that more fine-tuning seeds alone could decide."""
+    return int(seeds_alone(rows).sum())
+
+
+def rows_and_seeds(rows: pd.DataFrame) -> int:
+    """Underpowered claims that neither more rows on these seeds nor up to MAX_SEEDS seeds on
+    these rows decide: they need more of both."""
+    return int((too_few(rows) & ~seeds_alone(rows)).sum())
 
 
 def seed_agreement(table: pd.DataFrame) -> tuple[int, int, int]:
@@ -370,17 +402,18 @@ def seed_agreement(table: pd.DataFrame) -> tuple[int, int, int]:
 
 def headline_counts(table: pd.DataFrame) -> str:
     """'29 supported, 0 contradicted, ..., 11 underpowered (2 need more rows than their
-    task's dev set has, 3 need more fine-tuning seeds, not rows), ...' for the papers'
-    findings."""
+    task's dev set has, 3 need more fine-tuning seeds, not rows, 1 need more fine-tuning
+    seeds and more rows), ...' for the papers' findings."""
     papers = table[table["kind"] == "paper"]
     counts = papers["verdict"].value_counts()
     parts = []
+    short, seeds, both = not_decidable(papers), too_few_seeds(papers), rows_and_seeds(papers)
     for verdict in VERDICTS:
         part = f"{int(counts.get(verdict, 0))} {verdict}"
-        short, seeds = not_decidable(papers), too_few_seeds(papers)
-        if verdict == "underpowered" and (short or seeds):
+        if verdict == "underpowered" and (short or seeds or both):
             why = [f"{short} need more rows than their task's dev set has"] if short else []
             why += [f"{seeds} need more fine-tuning seeds, not rows"] if seeds else []
+            why += [f"{both} need more fine-tuning seeds and more rows"] if both else []
             part += f" ({', '.join(why)})"
         parts.append(part)
     return ", ".join(parts)

@@ -3,10 +3,13 @@ claim-relevant settings by key, the visual labels the pattern classifier learns 
 every statistic's output on a small committed fixture.
 
 Settings: each claim family names the config keys its measurement depends on (`SETTINGS`,
-by the claim id's first two parts), read from their declaration in conf/<group>/default.yaml;
-a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the
-label folders the classifier learns from, an example count, a classifier setting) changes
-what a verdict rests on, and moves the digest.
+by the claim id's first two parts), read from conf/ as Hydra composes it under each profile
+a committed claims table is judged under (`PROFILES`: the default run's, the standard
+reference's, the MPNet run's), so a key a profile overrides (the standard profile's
+`ablate.num_examples`) is pinned with the value that profile gives it; a gated claim also
+depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the label folders the
+classifier learns from, an example count, a classifier setting, in conf/<group>/default.yaml
+or in a profile) changes what a verdict rests on, and moves the digest.
 
 Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`) of each folder that
 `patterns.labels_from` names, under data/annotations/, by their SHA-256 (`label_pins`). A new
@@ -24,14 +27,18 @@ the digest, unchanged; changing what a measure function computes does not.
 from __future__ import annotations
 
 import hashlib
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf
 
 from pipeline.claims.claim import Claim
 from pipeline.claims.clark import scored_relations
 from pipeline.claims.outputs import StageOutputs
+from pipeline.core import schema  # noqa: F401  (registers the typed config)
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns.labels import HUMAN_FILE, VISUAL_FILE
 
@@ -42,6 +49,14 @@ FIXTURE = Path(__file__).with_name("registry_fixture")
 FIXTURE_TASKS = ("mrpc", "sst2")  # a two-sentence and a one-sentence task
 FIXTURE_SEED = 42
 DIGITS = 4  # significant digits of each fixture number in the digest
+
+# the profiles the committed claims tables are judged under, as overrides of conf/config.yaml:
+# the default run (outputs/), the standard reference, the MPNet run (outputs/reference/)
+PROFILES: dict[str, tuple[str, ...]] = {
+    "quick": (),
+    "standard": ("experiment=standard",),
+    "mpnet-quick": ("model=mpnet_base",),
+}
 
 PATTERNS = (
     "dump_attention.num_examples",
@@ -57,7 +72,7 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "kovaleva.table1_order": ("finetune.epochs", "finetune.baselines", "table1"),
     "kovaleva.types_recur": PATTERNS,
     "kovaleva.first_three_types_large_part": PATTERNS,
-    "kovaleva.heterogeneous_minority": PATTERNS,
+    "extension.heterogeneous_minority": PATTERNS,
     "kovaleva.vertical_is_special_tokens": PATTERNS,
     "kovaleva.last_layers_change_most": ("dump_attention.num_examples", "analyze.num_examples"),
     "kovaleva.heads_removal_helps": REMOVAL,
@@ -90,38 +105,70 @@ def family(claim: Claim) -> str:
     return ".".join(claim.name.split(".")[:2])
 
 
-def setting(key: str) -> Any:
-    """The value `key` (`group.name...`, or a whole `group`) is declared with in
-    conf/<group>/default.yaml (`CONF`); a key that is not there fails in one line."""
-    group, *path = key.split(".")
-    file = CONF / group / "default.yaml"
-    if not file.exists():
-        raise PipelineError(f"claims registry: setting {key!r} names no {file}; fix SETTINGS")
-    value = yaml.safe_load(file.read_text())
-    for part in path:
+def _fingerprint(conf: Path) -> tuple[tuple[str, int, int], ...]:
+    """Each config file's name, size and modification time: a composition is reused only
+    while conf/ is unchanged."""
+    files = sorted(conf.rglob("*.yaml"))
+    return tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+
+
+def composed(profile: str) -> dict[str, Any]:
+    """conf/ (`CONF`) as Hydra composes it under `profile` (`PROFILES`)."""
+    return _composed(CONF, PROFILES[profile], _fingerprint(CONF))
+
+
+@cache
+def _composed(conf: Path, overrides: tuple[str, ...], _files: tuple) -> dict[str, Any]:
+    """conf/ composed by Hydra with `overrides`, resolved to plain values. Inside a Hydra job
+    (a stage) the job's own Hydra is set aside while composing, then restored."""
+    hydra = GlobalHydra.instance()
+    outer = hydra.hydra if hydra.is_initialized() else None
+    hydra.clear()
+    try:
+        with initialize_config_dir(str(conf), version_base=None):
+            return OmegaConf.to_container(compose("config", list(overrides)), resolve=True)
+    finally:
+        hydra = GlobalHydra.instance()
+        hydra.clear()
+        if outer is not None:
+            hydra.initialize(outer)
+
+
+def setting(key: str, profile: str = "quick") -> Any:
+    """The value of `key` (`group.name...`, or a whole `group`) as conf/ (`CONF`) composes it
+    under `profile` (`PROFILES`); a key that is not there fails in one line."""
+    value: Any = composed(profile)
+    for part in key.split("."):
         if not isinstance(value, dict) or part not in value:
-            raise PipelineError(f"claims registry: {file} declares no {key!r}; fix SETTINGS")
+            raise PipelineError(
+                f"claims registry: conf/ composes no {key!r} under profile {profile!r}; "
+                "fix SETTINGS"
+            )
         value = value[part]
     return value
 
 
-def settings(claim: Claim) -> dict[str, Any]:
-    """The claim-relevant settings of `claim`, by key; a claim of no family in SETTINGS
-    fails in one line (every registered claim must say what its measurement depends on)."""
+def settings(claim: Claim) -> dict[str, dict[str, Any]]:
+    """The claim-relevant settings of `claim`, by profile and key; a claim of no family in
+    SETTINGS fails in one line (every registered claim must say what its measurement depends
+    on)."""
     if family(claim) not in SETTINGS:
         raise PipelineError(
             f"claims registry: {claim.name} has no entry in SETTINGS "
             "(pipeline/claims/measurement_pins.py): name the settings its measurement reads"
         )
     keys = SETTINGS[family(claim)] + (GATE_SETTINGS if claim.gated and claim.finetuned else ())
-    return {key: setting(key) for key in sorted(set(keys))}
+    return {
+        profile: {key: setting(key, profile) for key in sorted(set(keys))} for profile in PROFILES
+    }
 
 
 def label_pins() -> dict[str, dict[str, str]]:
-    """SHA-256 of each label file of each folder in `patterns.labels_from` (module
-    docstring), by folder and file; a folder that is missing fails in one line."""
+    """SHA-256 of each label file of each folder in `patterns.labels_from` under any
+    profile (module docstring), by folder and file; a folder that is missing fails in one line."""
     pins = {}
-    for name in setting("patterns.labels_from"):
+    folders = dict.fromkeys(n for p in PROFILES for n in setting("patterns.labels_from", p))
+    for name in folders:
         folder = LABELS / name
         if not folder.is_dir():
             raise PipelineError(f"claims registry: no label folder {folder}; fix labels_from")

@@ -2,19 +2,25 @@
 amendments that change it.
 
 The digest (version 3 on) is the SHA-256 of a canonical JSON (sorted keys, no whitespace)
-of two parts. What the claims say (`digest`): each claim's id, the paper's statement, its
+of its parts. What the claims say (`digest`): each claim's id, the paper's statement, its
 source (paper, place, printed number), the statistic, the rule's name and parameters (with
 the power check's effect and the room a removal claim needs), the threshold, and the
 claim-relevant settings by key (measurement_pins.SETTINGS: label folders, example counts,
-the classifier's settings, the gates' inputs), over the claims declared for every task of
-Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). And how they are measured: the visual labels
-the pattern classifier learns from (measurement_pins.label_pins, from version 5 on), and
-every statistic's output on a small committed fixture (measurement_pins.fixture_outputs).
+the classifier's settings, the gates' inputs), as conf/ composes them under each profile a
+committed table is judged under (measurement_pins.PROFILES, from version 6 on), over the
+claims declared for every task of Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). How they
+are measured: the visual labels the pattern classifier learns from
+(measurement_pins.label_pins, from version 5 on), and every statistic's output on a small
+committed fixture (measurement_pins.fixture_outputs). And how measurements become verdicts
+(from version 6 on): the verdicts, pooled intervals and power figures of a synthetic grid of
+per-seed statistics, and the gates' answers on a synthetic grid of margins
+(verdict_pins.verdict_grid, gate_grid).
 The extension row a run adds for each UD relation outside Clark's Table 1 is one template,
 registered once with the relation `RELATION` in its name: which relations a run scores
 depends on its data, never on the registry. It hashes no code and no run's outputs, so
 moving or renaming code leaves it alone and every model's run shares it; a change to a
-claim's words, threshold, settings, labels or measured behaviour moves it.
+claim's words, threshold, settings, labels, measured behaviour, or the way seeds, rules,
+`settle`, the power check and the gates turn measurements into verdicts moves it.
 
 `amendments.yaml` beside this file lists the registry's versions, oldest first, each with
 its date, status (`draft` or `frozen`), digest, the models whose results had been seen when
@@ -58,6 +64,7 @@ from pipeline.claims.measurement_pins import (
     settings,
 )
 from pipeline.claims.thresholds import Threshold
+from pipeline.claims.verdict_pins import gate_grid, verdict_grid
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_text
 
@@ -131,6 +138,8 @@ def registry_digest(claims: Sequence[Claim] | None = None, fixture: Path = FIXTU
         "claims": digest(registered_claims()),
         "labels": label_pins(),
         "fixture": fixture_outputs(list(measured), fixture),
+        "verdicts": verdict_grid(),
+        "gates": gate_grid(),
     }
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()

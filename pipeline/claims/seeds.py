@@ -30,6 +30,7 @@ from scipy.stats import t
 
 from pipeline.claims.rules import Estimate
 from pipeline.claims.thresholds import CONFIDENCE
+from pipeline.core.errors import PipelineError
 
 COLLAPSED = "no seed's interval has any width: the seeds' spread alone cannot decide it"
 
@@ -39,8 +40,19 @@ def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
     gives its own. `critical` is the interval's half-width over the estimate's standard error
     (the seeds' standard error of the mean and the examples' own, in quadrature), so
     `detectable` is the half-width plus 0.84 standard errors rather than a per-seed critical
-    value applied to the whole width. `evidence` keeps both parts of the half-width
-    (`between_seeds`, `within_seeds`) for the rows-needed reckoning (table.py)."""
+    value applied to the whole width. A seed whose estimate lies outside its own interval
+    fails in one line: its distances to the bounds would be negative, and the pooled bounds
+    (which add them in quadrature) would land on the wrong side of the estimate. `evidence`
+    keeps both parts of the half-width (`between_seeds`, `within_seeds`) for the rows-needed
+    reckoning (evaluate.py)."""
+    outside = [m for m in per_seed if not m.inside]
+    if outside:
+        m = outside[0]
+        raise PipelineError(
+            f"claims: a seed's estimate {m.statistic:.4g} lies outside its own interval "
+            f"[{m.ci_low:.4g}, {m.ci_high:.4g}]: the measure must give the statistic its "
+            "interval is drawn for (pipeline/claims/rules.py), not a clipped one"
+        )
     if len(per_seed) == 1:
         return per_seed[0]
     estimates = np.array([m.statistic for m in per_seed])  # [k]
@@ -70,4 +82,18 @@ def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
         note="; ".join(notes),
         evidence={"seeds": k, "between_seeds": float(between), "within_seeds": within} | rows,
         unresolved="; ".join(unresolved),
+        bracket=pooled_bracket(per_seed),
+    )
+
+
+def pooled_bracket(per_seed: Sequence[Estimate]) -> tuple[Estimate, ...]:
+    """The ends of the pooled statistic's unresolved range (rules.Estimate.bracket): each
+    end pooled over the seeds, a resolved seed standing at every end as itself; () when a
+    seed is unresolved without a bracket, or the seeds' brackets differ in length."""
+    ends = {len(m.bracket) for m in per_seed if m.bracket}
+    if len(ends) != 1 or any(m.unresolved and not m.bracket for m in per_seed):
+        return ()
+    count = ends.pop()
+    return tuple(
+        across_seeds([m.bracket[i] if m.bracket else m for m in per_seed]) for i in range(count)
     )

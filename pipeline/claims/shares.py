@@ -2,14 +2,27 @@
 
 The classifier labels every map of a task; the share it calls type j, q_j, mixes the true
 shares p through its error rates: q = Rᵀ p, where R[i, j] = P(called j | truly i) is read
-off the cross-validated predictions on the maps labelled by eye. The corrected shares solve
+off the cross-validated predictions on maps labelled by eye that stand for the task's maps
+(`design_weights`). The corrected shares solve
 that system in the least-squares sense on the simplex (p >= 0, Σ p = 1); with two types
 and no constraint active this is the textbook p_1 = (q_1 - fpr) / (tpr - fpr).
 
 A type is *identifiable* when its maps are called that type more often than other maps
 are: the 95% lower bound of recall - false-positive rate (over the labelled maps) is above
-0. Otherwise its share cannot be told from the others' errors, whatever the counts (block:
-12 labelled maps, none recalled).
+0. Otherwise its share cannot be told from the others' errors, whatever the counts (block,
+on the rule-stratified round's few block maps).
+
+R must rest on maps drawn independently of the classifier's errors given their true type.
+The labelling rounds drawn at the classifier's boundaries (top-k by its uncertainty: every
+other map had probability 0 of being drawn) or hunting one type hold the maps it errs on
+most, so their error rates are not the task's. R therefore rests on the rule-stratified
+round alone (`DESIGN_ROUND`: a fixed number of maps of each threshold-rule class in each
+(variant, task) cell, drawn at random within it), each map weighted by the inverse of its
+stratum's inclusion probability, N_s / n_s: N_s the run's own maps of that (variant, task,
+rule class), n_s the labelled maps of that stratum (Horvitz-Thompson). The weighted counts
+estimate the confusion counts of every map of the run's cells; the other rounds serve the
+classifier's training only. A row's weighted counts count at their effective number: Kish's
+(Σ w)² / Σ w², over the design effect below.
 
 The labelled maps are not independent: several maps come from one input example (1-7 of
 them; both variants of an example are one example), and a classifier that errs on one of an
@@ -56,7 +69,7 @@ such a type is inconclusive, whatever its interval (kovaleva.py; rules.Estimate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,21 +80,45 @@ from pipeline.claims.thresholds import CONFIDENCE, Z_CONFIDENCE
 
 SUM_WEIGHT = 1e3  # weight of the Σ p = 1 row in the least-squares system
 SHARE_RESAMPLES = 1000  # joint draws behind each corrected share's interval
+DESIGN_ROUND = 1  # the labelling round drawn by rule class in every label folder (its README)
+
+
+def design_weights(strata: Sequence[str], population: Mapping[str, float]) -> np.ndarray:
+    """Per labelled map [N]: the inverse of its stratum's inclusion probability, N_s / n_s,
+    with n_s the labelled maps of its stratum (`strata` [N] names each map's) and N_s the
+    maps of that stratum among those the labelled maps stand for (`population`; a stratum
+    it lacks weighs 0). A stratum of the population without a labelled map cannot be
+    stood for: a clear error."""
+    strata = np.asarray(strata)
+    names, inverse, labelled = np.unique(strata, return_inverse=True, return_counts=True)
+    missing = sorted(s for s, n in population.items() if n > 0 and s not in set(names))
+    if missing:
+        raise ValueError(
+            f"shares: no labelled map of stratum {missing[0]} ({population[missing[0]]:g} "
+            "maps of the run): label some of its maps in the rule-stratified round"
+        )
+    size = np.array([float(population.get(s, 0.0)) for s in names])  # [S]
+    return (size / labelled)[inverse]
 
 
 def example_counts(
-    actual: np.ndarray, predicted: np.ndarray, examples: np.ndarray, classes: Sequence[str]
+    actual: np.ndarray,
+    predicted: np.ndarray,
+    examples: np.ndarray,
+    classes: Sequence[str],
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """C [E, K, K]: per input example, C[e, i, j] = its labelled maps labelled classes[i]
-    that the classifier called classes[j] (`examples` [N] names each map's example), in
-    order of the examples' first maps; summed over examples, the confusion counts."""
+    that the classifier called classes[j] (`examples` [N] names each map's example), each
+    map counted at its weight (`weights` [N]; default 1), in order of the examples' first
+    maps; summed over examples, the confusion counts."""
     names, first, example = np.unique(examples, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))  # [E]: each example's rank by its first map
     index = {name: k for k, name in enumerate(classes)}
     k = len(classes)
     counts = np.zeros((len(names), k, k))
     rows, cols = [index[a] for a in actual], [index[p] for p in predicted]
-    np.add.at(counts, (order[example], rows, cols), 1)
+    np.add.at(counts, (order[example], rows, cols), 1 if weights is None else weights)
     return counts
 
 
@@ -95,22 +132,33 @@ def resampled_counts(
     return np.einsum("be,ekl->bkl", times, per_example)
 
 
-def design_effects(per_example: np.ndarray) -> np.ndarray:
-    """Per labelled type [K], from each example's counts [E, K, K]: the largest, over the
-    row's rates R[i, j], of their variance between examples (the ratio estimator's, by
-    linearisation) over their variance with independent maps; at least 1 (a type with maps
-    of fewer than two examples: 1)."""
+def kish_sizes(counts: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    """Per labelled type [K]: the effective number of its weighted maps, (Σ w)² / Σ w², from
+    the weighted counts [K, K] and the sums of the squared weights [K] (unit weights: the
+    count itself; no map: 0)."""
+    total = counts.sum(1)  # [K]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(squares > 0, total**2 / squares, 0.0)
+
+
+def design_effects(per_example: np.ndarray, sizes: np.ndarray | None = None) -> np.ndarray:
+    """Per labelled type [K], from each example's (weighted) counts [E, K, K]: the largest,
+    over the row's rates R[i, j], of their variance between examples (the ratio estimator's,
+    by linearisation) over their variance with independent maps of the row's effective
+    number `sizes` [K] (`kish_sizes`; default: the counts, unit weights); at least 1 (a
+    type with maps of fewer than two examples: 1)."""
     effects = np.ones(per_example.shape[1])
+    totals = per_example.sum((0, 2)) if sizes is None else sizes  # [K]
     for i in range(per_example.shape[1]):
         row = per_example[:, i, :]  # [E, K]
         maps = row.sum(1)  # [E]
         row, maps = row[maps > 0], maps[maps > 0]
         n, e = maps.sum(), len(maps)
-        if e < 2:
+        if e < 2 or totals[i] <= 1:
             continue
         rate = row.sum(0) / n  # [K]
         between = e / (e - 1) * ((row - rate * maps[:, None]) ** 2).sum(0) / n**2  # [K]
-        independent = rate * (1 - rate) / (n - 1)  # [K]: maps of their own examples give 1
+        independent = rate * (1 - rate) / (totals[i] - 1)  # [K]: maps of their own examples give 1
         varies = independent > 0
         if varies.any():
             effects[i] = max(1.0, float((between[varies] / independent[varies]).max()))
@@ -244,10 +292,12 @@ def corrected_shares(
     seed_change: float,
     resamples: int,
     seed: int,
+    weights: np.ndarray | None = None,
 ) -> CorrectedShares:
     """Corrected shares of `classes` from the classifier's shares [K] with their 95%
     intervals [K], its cross-validated predictions on the labelled maps (`actual` by eye,
-    `predicted` by the classifier, `examples` the input example each map comes from) and the
+    `predicted` by the classifier, `examples` the input example each map comes from, each
+    map counted at its design weight, `weights` [N], default 1: `design_weights`) and the
     largest share change between two classifier seeds; intervals from `resamples` joint
     draws per side (module docstring) seeded by `seed`.
 
@@ -255,10 +305,20 @@ def corrected_shares(
     of the system (taken as absent, its share NaN), since any share given to it would only
     echo its errors (with block in it, block takes most of the vertical maps)."""
     observed = np.asarray(observed, dtype=float)
-    actual, predicted = np.asarray(actual), np.asarray(predicted)
-    per_example = example_counts(actual, predicted, np.asarray(examples), classes)  # [E, K, K]
+    actual, predicted, examples = np.asarray(actual), np.asarray(predicted), np.asarray(examples)
+    per_example = example_counts(actual, predicted, examples, classes, weights)  # [E, K, K]
     counts = per_example.sum(0)  # [K, K]
-    effective = counts / design_effects(per_example)[:, None]  # [K, K]
+    if weights is None:
+        sizes = counts.sum(1)  # [K]: unit weights, each map counts once
+        maps = counts
+    else:
+        squares = example_counts(actual, predicted, examples, classes, weights**2)
+        sizes = kish_sizes(counts, squares.sum((0, 2)))  # [K]
+        used = weights > 0
+        maps = example_counts(actual[used], predicted[used], examples[used], classes).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a row without maps stays 0
+        scale = design_effects(per_example, sizes) * counts.sum(1) / sizes  # [K]
+    effective = np.nan_to_num(counts / scale[:, None])  # [K, K]: unit weights, counts / deff
     rng = np.random.default_rng(seed)
     separations = separation(resampled_counts(per_example, resamples, rng))  # [B, K]
     tail = (1 - CONFIDENCE) / 2 * 100
@@ -271,7 +331,9 @@ def corrected_shares(
     )  # [K]
     corrected, low, high = np.full((3, len(classes)), np.nan)
     if known.any():
-        corrected[known] = adjusted_shares(observed, error_rates(counts)[known])
+        # the point estimate solves the system as each draw does (a share may fall below 0),
+        # so that it lies inside the interval its draws make
+        corrected[known] = unconstrained_shares(observed[None], error_rates(counts)[known][None])[0]
         shares = observed + rng.normal(0, spread, (resamples, len(classes)))  # [B, K]
         total = shares.sum(1, keepdims=True)  # [B, 1]
         composed = total[:, 0] > 0  # a draw with no positive total has no composition
@@ -284,7 +346,7 @@ def corrected_shares(
                     draws = unconstrained_shares(shares, rates)[:, t]  # [B']
                     bound[k] = np.percentile(draws, quantile)
     recall, false_positive = recall_and_false_positive(counts)
-    labelled = counts.sum(1)  # [K]
+    labelled = maps.sum(1)  # [K]
     wrongly_called = effective.sum(0) - np.diag(effective)  # [K], effective maps
     others = effective.sum() - effective.sum(1)  # [K], effective maps
     return CorrectedShares(
@@ -299,5 +361,5 @@ def corrected_shares(
         false_positive_low=exact_lower(wrongly_called, others),
         observed_high=np.asarray(observed_high, dtype=float),
         labelled=labelled,
-        recalled=np.diag(counts),
+        recalled=np.diag(maps),
     )

@@ -1,17 +1,19 @@
 """Every number a verdict depends on, declared once, each with the reason it has this value.
 
-A threshold is either the paper's own wording or number (`from_paper=True`), or a reading of
-a vague word that the paper leaves without a number, declared here (`from_paper=False`). The
-report prints each claim's threshold with its reason, and its verdict at half and at double
-the threshold.
+A threshold is either a bound the paper's own words state (`from_paper=True`: a direction,
+"mostly"), or a reading of a vague word that the paper leaves without a number, declared
+here (`from_paper=False`). A number the paper prints as its result is an estimate, not a
+bound: it never becomes a threshold, and it must clear its claim's threshold by a unit of
+its last printed digit (tests/claims/test_paper_numbers.py). The report prints each
+claim's threshold with its reason, and its verdict at half and at double the threshold.
 
 When they were set: not before the results they judge. The values below were declared
-between 2026-11-23 and 2026-11-27 (docs/stages/claims.md gives each one's date and history:
-RECURS's one head's share, NOT_MUCH_BETTER, which replaced DOES_WELL, and MINORITY came with
-registry version 3), each after the MiniLM-L6 quick and standard results had been committed
-and read, so verdicts on MiniLM are fitted, not registered. The claims registry (registry.py,
-amendments.yaml) records them; once its version is frozen, changing one is a dated amendment
-with its reason.
+between 2026-11-23 and 2026-11-28 (docs/stages/claims.md gives each one's date and history:
+RECURS's one head's share and MINORITY came with registry version 3, DOES_WELL's absolute
+reading of Clark's "All" row with version 6), each after the MiniLM-L6 quick and standard
+results had been committed and read, so verdicts on MiniLM are fitted, not registered. The
+claims registry (registry.py, amendments.yaml) records them; once its version is frozen,
+changing one is a dated amendment with its reason.
 """
 
 from __future__ import annotations
@@ -70,12 +72,13 @@ Z_CONFIDENCE = float(norm.ppf(1 - (1 - CONFIDENCE) / 2))  # 1.96 standard errors
 POWER = 0.80  # the detectable effect: the one the rule finds with this probability
 Z_POWER = float(norm.ppf(POWER))  # 0.84 standard errors
 SENSITIVITY = (0.5, 2.0)  # each verdict is also given at these multiples of its threshold
-NOT_MUCH_BETTER = Threshold(
-    0.082,
-    "Clark et al. read Table 1's 'All' row relatively: its best head (34.5%) is 'not much "
-    "better' than the best fixed offset (26.3%), a margin of +8.2 points; a margin at most "
-    "theirs is not much better",
-    from_paper=True,
+DOES_WELL = Threshold(
+    0.5,
+    "Clark et al. give no number for 'does well at syntax overall'; read as finding most "
+    "(over half) of the head words: their best 'All' head finds 34.5%, far below the heads "
+    "they call specialised (dobj, det, pobj, poss: 76-94%); declared after every model's "
+    "result was seen (fitted: docs/stages/claims.md gives the verdicts at other thresholds)",
+    from_paper=False,
 )
 SET_APART = Threshold(
     0.25,

@@ -20,6 +20,10 @@ import pandas as pd
 from pipeline.claims.outputs import StageOutputs
 from pipeline.core.layout import seed_folder
 
+# what the lower 95% bound of a learned model's margin over chance, and over no fine-tuning,
+# must exceed (module docstring)
+LEARNED_ABOVE = 0.0
+
 
 @dataclass(frozen=True)
 class Learned:
@@ -33,7 +37,7 @@ def learned(out: StageOutputs, task: str, seed: int) -> Learned:
     score = out.interval(table1, f"{task}.finetuned")
     over_chance = out.interval(table1, f"{task}.finetuned_minus_chance")
     over_pretrained = out.interval(table1, f"{task}.finetuned_minus_pretrained")
-    if over_chance.ci_low > 0 and over_pretrained.ci_low > 0:
+    if over_chance.ci_low > LEARNED_ABOVE and over_pretrained.ci_low > LEARNED_ABOVE:
         return Learned(True, "")
     chance = out.value(table1, f"{task}.chance")
     pretrained = out.value(table1, f"{task}.pretrained")

@@ -77,6 +77,10 @@ class Stage:
     kept_while_running: bool = False
     note: str = ""  # a comment above the stage in dvc.yaml
     dvc_plots: tuple[DvcPlot, ...] = field(default=())
+    # the figures (PNG names) a stage run once or per seed writes on every run: dvc.yaml's
+    # `plots:` lists each (its caption sidecars are no plots); a per-task figure, like a
+    # per-task table, is drawn by `python -m tools.compare --plot <png>`
+    dvc_figures: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -86,13 +90,6 @@ class Stage:
 # What a stage that loads a model and encodes a task's rows reads besides its own group.
 MODEL = ("model", "shared", "device")
 STORE = (Upstream("dump_attention", "attention"),)  # the attention store of its task and seed
-# the config groups whose defaults pin how the claims are measured (the claims registry's
-# digest reads them: pipeline/claims/measurement_pins.py; tests/claims/test_pins.py keeps
-# the two lists equal)
-REGISTRY_SETTING_GROUPS = (
-    "ablate", "analyze", "clark_coref", "clark_heads", "clark_syntax", "dump_attention",
-    "finetune", "framenet", "gates", "measures", "patterns", "prepare", "table1",
-)  # fmt: skip
 
 
 def data_digest(name: str) -> str:
@@ -158,6 +155,7 @@ STAGES: tuple[Stage, ...] = (
         # patterns.labels_from into deps (a change of the list reruns it through params)
         inputs=(f"{DATA}/annotations",),
         dvc_plots=(DvcPlot("confusion.csv", "confusion", "predicted", "actual"),),
+        dvc_figures=("fig1_pattern_examples.png",),
     ),
     Stage(
         "patterns_apply",
@@ -166,6 +164,7 @@ STAGES: tuple[Stage, ...] = (
         outs=(str(layout.pattern_predictions(OUTPUTS, SEED)),),
         inputs=(*STORE, Upstream("patterns_train", "classifier")),
         dvc_plots=(DvcPlot("shares.csv", "bar_horizontal", "share", "class"),),
+        dvc_figures=("fig2_pattern_shares.png",),
     ),
     Stage(
         "clark_heads",
@@ -179,6 +178,7 @@ STAGES: tuple[Stage, ...] = (
         ("model", "device", "seed", "clark_syntax", "paths.shared_data"),
         inputs=(data_digest("ud"),),
         dvc_plots=(DvcPlot("relations.csv", "bar_horizontal", "head_accuracy", "relation"),),
+        dvc_figures=("relations.png",),
     ),
     Stage(
         "clark_coref",
@@ -186,6 +186,7 @@ STAGES: tuple[Stage, ...] = (
         ("model", "device", "seed", "clark_coref", "paths.shared_data"),
         inputs=(data_digest("gap"),),
         dvc_plots=(DvcPlot("heads.csv", "scatter", "select_accuracy", "report_accuracy"),),
+        dvc_figures=("heads.png",),
     ),
     Stage(
         "ablate",
@@ -203,6 +204,7 @@ STAGES: tuple[Stage, ...] = (
         ("tasks", "seeds", "model.name"),
         inputs=(Upstream("finetune", "metrics"), Upstream("ablate", "plots")),
         task_configs=True,
+        dvc_figures=("metric_by_seed.png",),
     ),
     Stage(
         "gates",
@@ -244,6 +246,7 @@ STAGES: tuple[Stage, ...] = (
         Per.RUN,
         (*MODEL, "seed", "framenet"),
         inputs=(f"{DATA}/framenet/sentences.jsonl",),
+        dvc_figures=("fig3_heads.png", "fig3_top_heads.png", "fig4_top_heads.png"),
     ),
     Stage(
         "table1",
@@ -252,16 +255,17 @@ STAGES: tuple[Stage, ...] = (
         inputs=(Upstream("finetune", "plots", "predictions.csv"),),
         task_configs=True,
         dvc_plots=(DvcPlot("table1.csv", "bar_horizontal", "finetuned", "task"),),
+        dvc_figures=("table1.png",),
     ),
     Stage(
         "claims",
         Per.RUN,
-        ("tasks", "seed", "seeds", "model.name"),
+        ("tasks", "seed", "seeds", "model.name", "experiment_name"),
         inputs=(
             "pipeline/claims/amendments.yaml",  # the registry's versions, read at run time
             "pipeline/claims/registry_fixture",  # the registry's digest measures on it
             "data/annotations",  # and pins the label files the pattern classifier learns from
-            *(f"conf/{group}/default.yaml" for group in REGISTRY_SETTING_GROUPS),
+            "conf",  # which the registry composes under each judged profile (measurement_pins)
             Upstream("prepare", "metrics"),
             Upstream("table1", "metrics"),
             Upstream("patterns_train", "metrics"),
@@ -276,6 +280,7 @@ STAGES: tuple[Stage, ...] = (
             Upstream("measures", "metrics"),
             Upstream("ablate", "plots"),
         ),
+        dvc_figures=("forest.png",),
     ),
     Stage(
         "report",

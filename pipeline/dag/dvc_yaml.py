@@ -38,10 +38,11 @@ HEADER = """\
 """
 
 PLOTS_NOTE = """\
-# What `dvc plots show` / `dvc plots diff` draw: every figure of every stage, and the tables
-# whose shape fits a DVC template (for the primary seed). A table of one task, with its
-# declared axes: `python -m tools.compare --plot <csv>`; any other: `dvc plots diff --targets
-# <csv> -x <column> -y <column>`.
+# What `dvc plots show` / `dvc plots diff` draw: the figures (PNG files, not their caption
+# sidecars) of the stages run once or per seed, and the tables whose shape fits a DVC
+# template (for the primary seed). A figure or table of one task (dvc.yaml cannot list one
+# for every task of `tasks`): `python -m tools.compare --plot <png or csv>`; any other table:
+# `dvc plots diff --targets <csv> -x <column> -y <column>`.
 """
 
 PLACEHOLDERS = {"task": TASK, "seed": SEED}
@@ -130,10 +131,14 @@ def stage_lines(declared: Stage) -> list[str]:
 
 
 def plots_lines() -> list[str]:
-    lines = ["plots:", f"  - {OUTPUTS}/figures"]
-    for declared in STAGES:
-        if "task" in declared.per.value:
-            continue  # one table per task: `python -m tools.compare --plot <table>` draws it
+    """Each declared figure, then each declared table, of the stages not run per task."""
+    lines = ["plots:"]
+    once = [declared for declared in STAGES if "task" not in declared.per.value]
+    for declared in once:  # a task's figure: `python -m tools.compare --plot <png>` draws it
+        where = [layout.seed_folder("${seed}")] if declared.per is Per.SEED else []
+        folder = layout.results(OUTPUTS, "figures", declared.name, *where)
+        lines += [f"  - {folder / figure}" for figure in declared.dvc_figures]
+    for declared in once:  # a task's table: `python -m tools.compare --plot <csv>` draws it
         for plot in declared.dvc_plots:
             where = [layout.seed_folder("${seed}")] if declared.per is Per.SEED else []
             table = layout.results(OUTPUTS, "plots", declared.name, *where) / plot.table

@@ -514,3 +514,23 @@ def test_pruning_curve_scores_importance_on_other_rows(layerwise, rows):
     full = one_by_one(layerwise.model, rows)
     assert curve["accuracy"].iloc[0] == task_metrics(task, LABELS, full)["accuracy"]
     assert curve["heads_pruned"].tolist() == [0, 4, 8]
+
+
+def test_benjamini_hochberg_counts_every_head_and_no_layer_in_the_heads_family():
+    """Three heads of layer 0 and the whole layer: head 0 turns six of eight wrong answers
+    right (p = 2 / 2^6), the others change nothing. Over the three heads, head 0's q is
+    p x 3 / 1 = 6 / 64; a family that took head 0 for a layer (head <= 0) would pair it
+    with the layer and give p x 2 / 1 = 4 / 64. The layer alone keeps q = p = 1."""
+    task = load_task("rte")
+    labels = np.array([1] * 8)
+    baseline = np.array([[1.0, 0.0]] * 6 + [[0.0, 1.0]] * 2)  # 2 of 8 correct
+    right = np.array([[0.0, 1.0]] * 8)
+    result = SweepResult(
+        ablations=[Ablation(0, 0), Ablation(0, 1), Ablation(0, 2), Ablation(0)],
+        baseline=baseline,
+        logits=np.stack([right, baseline, baseline, baseline]),
+    )
+    table = sweep_table(result, task, labels, QUICK)
+    assert table["p_value"].iloc[0] == pytest.approx(2 / 2**6)
+    assert table["q_value"].iloc[0] == pytest.approx(6 / 64)
+    assert table["q_value"].iloc[3] == 1.0

@@ -22,7 +22,7 @@ from pipeline.claims.measurement_pins import (
 )
 from pipeline.claims.registry import registered_claims, registry_digest
 from pipeline.claims.rules import Estimate
-from pipeline.dag.declarations import REGISTRY_SETTING_GROUPS
+from pipeline.dag.declarations import STAGES
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +95,11 @@ def test_every_registered_claim_names_its_settings():
     assert families <= set(SETTINGS)
     assert not set(SETTINGS) - families  # no entry for a claim that is gone
     types_recur = next(c for c in registered_claims() if c.name == "kovaleva.types_recur.mrpc")
-    assert settings(types_recur)["patterns.labels_from"] == ["minilm_l6", "mpnet_base"]
+    assert settings(types_recur)["quick"]["patterns.labels_from"] == ["minilm_l6", "mpnet_base"]
 
 
 def test_the_claims_stage_declares_every_settings_file_it_reads():
-    keys = [k for keys in SETTINGS.values() for k in keys] + list(GATE_SETTINGS)
-    assert sorted({k.split(".")[0] for k in keys}) == sorted(REGISTRY_SETTING_GROUPS)
+    """The registry composes conf/ under each profile: the stage depends on all of it."""
+    claims = next(stage for stage in STAGES if stage.name == "claims")
+    assert "conf" in claims.inputs
+    assert all(k.split(".")[0] in measurement_pins.composed("quick") for k in GATE_SETTINGS)

@@ -59,3 +59,19 @@ def test_the_kept_inputs_reproduce_the_claims_stage_files(tmp_path):
         assert (folder / name).read_bytes() == (STANDARD / name).read_bytes(), name
     again, kept = pd.read_csv(folder / "claims.csv"), _claims()
     pd.testing.assert_frame_equal(again, kept, rtol=1e-5)
+
+
+def test_a_remeasured_claim_whose_kept_inputs_no_longer_suffice_is_not_testable(tmp_path):
+    """A share claim's statistic changed since the kept run: its kept numbers are not the
+    claim's any more, so where its measure cannot run on the kept files it is not testable
+    with the reason, never judged on the kept numbers."""
+    from pipeline.claims.kovaleva import types_recur
+    from pipeline.claims.reference import KeptOutputs, kept_measurement
+
+    kept = pd.DataFrame(
+        {"claim": ["kovaleva.types_recur.mrpc"], "seed": [42], "estimate": [0.0],
+         "ci_low": [-2.0], "ci_high": [-0.5]}
+    )  # fmt: skip
+    measured = kept_measurement(types_recur("mrpc"), KeptOutputs(tmp_path, tmp_path), kept, 42)
+    assert measured.undefined
+    assert measured.note.endswith("keeps no patterns_apply/seed42.json; rerun the profile")

@@ -16,6 +16,7 @@ from pipeline.claims.shares import (
     adjusted_shares,
     corrected_shares,
     design_effects,
+    design_weights,
     error_rates,
     example_counts,
     resampled_counts,
@@ -220,13 +221,16 @@ def _outputs(
     for kind, share in shares.items():
         key = f"{task}.finetuned.{kind}"
         metrics |= {key: share, f"{key}_ci_low": share - 0.005, f"{key}_ci_high": share + 0.005}
-    (tmp_path / "metrics" / "patterns_apply").mkdir(parents=True)
-    (tmp_path / "metrics" / "patterns_apply" / "seed42.json").write_text(json.dumps(metrics))
     rows = [("mrpc", k, k if i < 48 else "diagonal" if k == "vertical" else "vertical")
             for k in CLASSES if k != "block" for i in range(50)]  # fmt: skip
     rows += [("mrpc", "block", "block" if i < recalled_block else "vertical") for i in range(12)]
     rows += [("sst2", k, k) for k in CLASSES if k != "block" for i in range(50)]
     frame = pd.DataFrame(rows, columns=["task", "visual", "cnn"])
+    frame = frame.assign(variant="finetuned", rule=frame["visual"], round=1)  # rule-stratified
+    per_stratum = frame.groupby(["task", "variant", "rule"]).size()  # the run's: weights 1
+    metrics |= {f"{t}.{v}.rule_maps.{r}": int(n) for (t, v, r), n in per_stratum.items()}
+    (tmp_path / "metrics" / "patterns_apply").mkdir(parents=True)
+    (tmp_path / "metrics" / "patterns_apply" / "seed42.json").write_text(json.dumps(metrics))
     (tmp_path / "plots" / "patterns_train").mkdir(parents=True)
     frame.assign(map_id=[f"m{i}" for i in range(len(frame))], example_id=range(len(frame))).to_csv(
         tmp_path / "plots" / "patterns_train" / "cross_validation.csv", index=False
@@ -319,3 +323,97 @@ def test_a_one_sentence_map_labelled_block_fails_in_one_line(tmp_path):
     frame.to_csv(table, index=False)
     with pytest.raises(PipelineError, match=r"labelled map m\d+ of sst2 is 'block' by eye"):
         type_shares(out, "sst2", 42)
+
+
+def test_design_weights_are_each_strata_maps_in_the_run_over_its_labelled_maps():
+    weights = design_weights(["a", "a", "b"], {"a": 10.0, "b": 30.0, "c": 0.0})
+    np.testing.assert_allclose(weights, [5.0, 5.0, 30.0])
+    np.testing.assert_allclose(design_weights(["a", "b"], {"a": 4.0}), [4.0, 0.0])
+    with pytest.raises(ValueError, match=r"no labelled map of stratum c .*rule-stratified round"):
+        design_weights(["a", "b"], {"a": 1.0, "c": 2.0})
+
+
+def _two_strata() -> tuple[list[str], list[str], np.ndarray]:
+    """Twenty maps of a: 10 of stratum s (all called a), 10 of stratum t (5 called a); 40
+    maps of b, 20 of each stratum, all called b; each map from its own example."""
+    actual = ["a"] * 20 + ["b"] * 40
+    predicted = ["a"] * 15 + ["b"] * 5 + ["b"] * 40
+    strata = np.array(["s"] * 10 + ["t"] * 10 + ["s"] * 20 + ["t"] * 20)
+    return actual, predicted, strata
+
+
+def test_weighted_error_rates_are_the_populations_by_hand():
+    """Stratum s holds 30 maps of the run, t 270 (weights 1 and 9): a's recall over the
+    run's maps is (10 x 1 + 10 x 9 x 0.5) / (10 + 90) = 0.55, not the labelled maps' 0.75."""
+    actual, predicted, strata = _two_strata()
+    weights = design_weights(strata, {"s": 30.0, "t": 270.0})
+    observed = np.array([0.3, 0.7])
+    found = corrected_shares(
+        observed, observed - 0.01, observed + 0.01, actual, predicted,
+        np.arange(60).astype(str), ("a", "b"), 0.0, resamples=200, seed=0, weights=weights,
+    )  # fmt: skip
+    assert found.separation[0] == pytest.approx(0.55)  # no b map is called a
+    assert found.corrected[0] == pytest.approx(0.3 / 0.55)
+    assert found.labelled.tolist() == [20, 40] and found.recalled.tolist() == [15, 40]
+    unweighted = corrected_shares(
+        observed, observed - 0.01, observed + 0.01, actual, predicted,
+        np.arange(60).astype(str), ("a", "b"), 0.0, resamples=200, seed=0,
+    )  # fmt: skip
+    assert unweighted.separation[0] == pytest.approx(0.75)
+
+
+def test_equal_weights_leave_everything_as_unweighted_and_unequal_ones_widen():
+    """Weights all 3 change nothing (each row's effective count is still its maps); weights
+    1 and 9 leave a's maps fewer effective ones (Kish: 100² / (10 + 810) = 12.2 of 20), so
+    a's interval is wider."""
+    actual, predicted, strata = _two_strata()
+    observed = np.array([0.3, 0.7])
+    args = (observed, observed - 0.01, observed + 0.01, actual, predicted,
+            np.arange(60).astype(str), ("a", "b"), 0.0, 400, 1)  # fmt: skip
+    plain = corrected_shares(*args)
+    alike = corrected_shares(*args, weights=np.full(60, 3.0))
+    for field in ("corrected", "ci_low", "ci_high", "separation_low", "false_positive_low"):
+        np.testing.assert_allclose(getattr(alike, field), getattr(plain, field), rtol=1e-9)
+    uneven = corrected_shares(*args, weights=design_weights(strata, {"s": 30.0, "t": 270.0}))
+    even = corrected_shares(*args, weights=design_weights(strata, {"s": 100.0, "t": 100.0}))
+    assert uneven.ci_high[0] - uneven.ci_low[0] > even.ci_high[0] - even.ci_low[0]
+
+
+def test_the_error_rates_rest_on_the_rule_stratified_round_weighted_by_the_runs_maps(tmp_path):
+    """A later round of 40 vertical maps all called diagonal leaves the shares as they were;
+    the run holding 9 times as many of a stratum's maps weighs its labelled maps 9 times."""
+    out = _outputs(tmp_path, 12, SHARES)
+    before = type_shares(out, "mrpc", 42)
+    table = tmp_path / "plots" / "patterns_train" / "cross_validation.csv"
+    frame = pd.read_csv(table)
+    later = pd.DataFrame({"task": "mrpc", "visual": "vertical", "cnn": "diagonal",
+                          "variant": "finetuned", "rule": "vertical", "round": 2,
+                          "map_id": [f"n{i}" for i in range(40)],
+                          "example_id": range(1000, 1040)})  # fmt: skip
+    pd.concat([frame, later]).to_csv(table, index=False)
+    after = type_shares(StageOutputs(tmp_path), "mrpc", 42)
+    np.testing.assert_allclose(after.corrected, before.corrected)
+    assert after.labelled.tolist() == before.labelled.tolist()
+    path = tmp_path / "metrics" / "patterns_apply" / "seed42.json"
+    metrics = json.loads(path.read_text())
+    metrics["mrpc.finetuned.rule_maps.vertical"] *= 9
+    path.write_text(json.dumps(metrics))
+    heavier = type_shares(StageOutputs(tmp_path), "mrpc", 42)
+    diagonal = heavier.classes.index("diagonal")
+    # the other types' maps called diagonal are vertical's 2, now weighing 9 each, among
+    # vertical's 50 x 9, vertical+diagonal's and heterogeneous's 50 and block's 12
+    assert heavier.false_positive[diagonal] == pytest.approx(2 * 9 / (50 * 9 + 50 + 50 + 12))
+    assert before.false_positive[diagonal] == pytest.approx(2 / (50 + 50 + 50 + 12))
+
+
+def test_a_run_without_its_maps_by_rule_class_leaves_the_share_claims_not_testable(tmp_path):
+    out = _outputs(tmp_path, 12, SHARES)
+    path = tmp_path / "metrics" / "patterns_apply" / "seed42.json"
+    metrics = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in metrics.items() if ".rule_maps." not in k}))
+    with pytest.raises(PipelineError, match=r"count no map by the rule.s class.*rerun it"):
+        type_shares(out, "mrpc", 42)
+    for claim in (types_recur("mrpc"), heterogeneous_minority("mrpc")):
+        measured = claim.measure(out, 42)
+        assert claim.rule(measured) == "not testable"
+        assert measured.note.startswith("patterns_apply's metrics of seed 42 do not count")

@@ -54,6 +54,18 @@ def test_regression_scores_are_stratified_by_quantile_bins():
     assert label_strata(load_task("rte"), labels).tolist() == [2, 0, 1]
 
 
+def test_tied_scores_on_a_bin_edge_go_to_the_upper_bin():
+    """STS-B's scores sit on a 0.2 grid: 0.0, 0.2, ..., 5.0, four rows each (104 rows). The
+    quintile edges fall on grid values (positions 103 q: 20.6, 41.2, 61.8, 82.4, all between
+    rows of one score): 1.0, 2.0, 3.0, 4.0. A score on an edge opens the next bin, [e, e'),
+    so the bins hold 5, 5, 5, 5 and 6 scores: 20, 20, 20, 20 and 24 rows (closing bins at
+    their edge instead, (e, e'], would give 24, 20, 20, 20, 20)."""
+    scores = np.repeat(np.round(np.arange(0.0, 5.01, 0.2), 1), 4)  # [104]
+    strata = label_strata(load_task("stsb"), scores)
+    assert np.bincount(strata).tolist() == [20, 20, 20, 20, 24]
+    assert strata[scores == 1.0].tolist() == [1] * 4
+
+
 @pytest.mark.parametrize("name", ["rte", "stsb"])
 def test_evaluation_sample_is_no_head_of_the_split(name):
     """An easy first block (a genre) would be picked whole by `head`: the sample spreads."""

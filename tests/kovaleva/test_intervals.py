@@ -261,3 +261,12 @@ def test_top1_over_median_rechooses_the_best_head_in_every_resample():
     assert rechosen.estimate == pytest.approx(fixed.estimate)  # the same head on the full data
     assert rechosen.low > fixed.low  # a fixed head regresses to the mean; the re-chosen can't
     assert rechosen.low >= 1.0  # the best of the resample is never below its median
+
+
+def test_last_two_margin_by_hand():
+    """Layer cosines 0.9, 0.8, 0.95, 0.7, 0.6 (two examples around each): changes 0.1, 0.2,
+    0.05, 0.3, 0.4, so the margin is min(0.3, 0.4) - max(0.1, 0.2, 0.05) = 0.1 (a mean of
+    the last two, 0.35, would give 0.15; a mean of the others, 0.1167, 0.1833)."""
+    cosines = np.array([0.9, 0.8, 0.95, 0.7, 0.6])
+    by_layer = np.stack([cosines + 0.02, cosines - 0.02])  # [N=2, L=5]
+    assert last_two_margin(by_layer) == pytest.approx(0.1)

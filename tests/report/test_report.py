@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -15,10 +15,14 @@ import pytest
 from pipeline.claims.judge import judge_claims
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.registry import versions
+from pipeline.claims.rules import VERDICTS
 from pipeline.core.io import save_figure, write_json, write_table, write_text
-from pipeline.report.html import render_report, stage_order
+from pipeline.dag.declarations import STAGES
+from pipeline.report.html import SECTIONS, embedded_image, render_report, stage_order
+from pipeline.report.verdicts import headline, verdict_chart, verdict_counts
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.claims_outputs import SEED, TASKS, build_outputs
+from tests.support.numbering import EMBEDDED
 
 
 def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):
@@ -32,14 +36,14 @@ def test_report_embeds_figures_tables_and_metrics_offline(tmp_path):
     write_json(tmp_path / "metrics/prepare.json", {"mrpc.train.rows": 600})
     page = render_report(tmp_path, "Title <&>", "seed: 42\n")
 
-    png = (tmp_path / "figures/ablate/mrpc/fig8.png").read_bytes()
-    assert base64.b64encode(png).decode() in page  # embedded, not linked
+    png = tmp_path / "figures/ablate/mrpc/fig8.png"
+    assert f'<img src="{embedded_image(png)}"' in page  # embedded, not linked
     assert "Fig. 8 caption" in page and "mode=zero" in page
     assert "first 25 of 30 rows" in page and "baseline=0.625" in page
     assert "mrpc.train.rows=600" in page and "seed: 42" in page
     assert "Title &lt;&amp;&gt;" in page
     assert "<script" not in page and "http" not in page.replace("data:image", "")
-    assert page.index("Disabling heads") < page.index("<h2>prepare</h2>")  # unlisted: last
+    assert page.index("Disabling heads") < page.index("<h2>Prepared data")  # unlisted: last
     assert json.loads((tmp_path / "figures/ablate/mrpc/fig8.json").read_text())["config"]
 
 
@@ -62,8 +66,7 @@ def test_report_shows_each_tasks_loss_curve_from_its_folder(tmp_path):
     page = render_report(tmp_path, "Title", "seed: 42\n")
     section = page[page.index("<h2>Fine-tuning") :]
     for task in ("mrpc", "rte"):
-        png = (tmp_path / f"figures/finetune/{task}/loss.png").read_bytes()
-        assert base64.b64encode(png).decode() in section
+        assert embedded_image(tmp_path / f"figures/finetune/{task}/loss.png") in section
         assert f"{task} loss caption" in section
         assert f'alt="figures/finetune/{task}/loss.png"' in section
         assert f"plots/finetune/{task}/loss.csv" in section
@@ -94,12 +97,12 @@ def _claims_report(root) -> str:
     return render_report(root, "run", "seed: 42")
 
 
-def test_the_claims_section_opens_with_its_figure_and_names_its_registry(tmp_path):
+def test_the_claims_section_opens_with_its_summary_and_names_its_registry(tmp_path):
     page = _claims_report(tmp_path)
     section = page.split("<h2>")[1]
     assert section.startswith("Claims: the papers")
     first = section.index("<figure>")
-    assert first < section.index('class="summary"') < section.index('<table class="claims">')
+    assert section.index('class="summary"') < first < section.index('<table class="claims">')
     assert 'alt="figures/claims/forest.png"' in section[first : section.index("</figure>")]
     digest = json.loads((tmp_path / "metrics/claims.json").read_text())["registry.digest"]
     assert f"<code>{digest}</code>" in section and "every verdict is <b>fitted</b>" in section
@@ -116,9 +119,11 @@ def test_the_claims_section_opens_with_its_figure_and_names_its_registry(tmp_pat
 
 
 @pytest.mark.browser
-def test_the_claims_section_in_headless_chromium(tmp_path):
-    """The page as a reader sees it: the forest plot decodes and is the first thing of the
-    claims section, the registry line and the coloured verdict cells show."""
+def test_the_first_screen_and_the_claims_section_in_headless_chromium(tmp_path):
+    """The page as a reader sees it: on the first screen (1280 x 800) the headline counts,
+    the verdict chart with its legend and axis, and the contents, whose links reach every
+    section; no literal Markdown anywhere; in the claims section the forest plot decodes, the
+    registry line and the coloured verdict cells show."""
     if not CHROMIUM.exists():
         pytest.skip(f"Debian chromium not found at {CHROMIUM}; install it with .ci/browser.sh")
     sync_api = pytest.importorskip("playwright.sync_api", reason="python package playwright")
@@ -126,12 +131,26 @@ def test_the_claims_section_in_headless_chromium(tmp_path):
     report.write_text(_claims_report(tmp_path / "outputs"))
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(report.as_uri())
-        heading = page.locator("h2").first
+
+        def on_first_screen(selector: str) -> bool:
+            box = page.locator(selector).first.bounding_box()
+            return box is not None and box["height"] > 0 and box["y"] + box["height"] <= 800
+
+        sync_api.expect(page.locator("p.headline")).to_contain_text("findings of the papers")
+        for part in ("p.headline", "svg.verdicts rect", "svg.verdicts line", "nav.contents"):
+            assert on_first_screen(part), part
+        legend = page.locator("svg.verdicts > text").all_text_contents()
+        assert "supported" in legend and "claims" in legend  # a legend entry, the axis title
+        links = page.locator("nav.contents a")
+        assert links.count() == page.locator("section > h2").count() >= 2
+        for link in links.all():
+            target = link.get_attribute("href")
+            assert page.locator(f"section{target} > h2").count() == 1, target
+        assert "`" not in page.locator("body").inner_text()
+        heading = page.locator("section#claims > h2")
         sync_api.expect(heading).to_contain_text("Claims: the papers")
-        first = "h => h.nextElementSibling.tagName + ' ' + h.nextElementSibling.innerHTML"
-        assert heading.evaluate(first).startswith("FIGURE <img")
         image = page.locator("img[alt='figures/claims/forest.png']")
         assert image.evaluate("i => i.complete && i.naturalWidth > 100 && i.naturalHeight > 100")
         assert image.bounding_box()["width"] > 300  # drawn on the page, not collapsed
@@ -171,3 +190,51 @@ def test_two_renders_of_the_same_outputs_are_byte_identical(tmp_path):
         for seed in ("1", "2", "3")
     }
     assert len(pages) == 1
+
+
+def test_every_stage_that_writes_results_has_a_section_title():
+    writers = {stage.name for stage in STAGES if stage.results} | {"across_models"}
+    assert writers <= SECTIONS.keys(), sorted(writers - SECTIONS.keys())
+    assert all(title and title != name for name, title in SECTIONS.items())
+
+
+def test_the_page_opens_with_the_headline_chart_and_contents_then_titled_sections(tmp_path):
+    page = _claims_report(tmp_path)
+    claims = pd.read_csv(tmp_path / "plots/claims/claims.csv")
+    papers = claims[claims["kind"] == "paper"]["verdict"].value_counts()
+    opening = page[: page.index("<section")]
+    counts = ", ".join(f"{papers.get(v, 0)} {v}" for v in VERDICTS)
+    assert f"findings of the papers tested on this run: {counts}." in opening
+    assert opening.index('class="headline"') < opening.index("<svg") < opening.index("<nav")
+    sections = re.findall(r'<section id="([^"]+)"><h2>([^<]+)</h2>', page)
+    contents = re.findall(r'<li><a href="#([^"]+)">([^<]+)</a></li>', opening)
+    assert contents == sections and len(sections) >= 5
+    assert all(title != stage for stage, title in sections)  # no bare stage name
+    shown = re.sub(r"<details>.*?</details>", "", EMBEDDED.sub("", page), flags=re.S)
+    text = re.sub(r"<[^>]+>", "", shown)  # the prose; the raw tables, folded, hold data
+    assert "`" not in text  # Markdown's code spans are set as <code>
+    assert "<code>" in page[page.index('<p class="summary">') :]
+
+
+def test_the_verdict_chart_counts_each_paper_and_the_extensions_apart():
+    claims = pd.DataFrame(
+        {
+            "claim": ["kovaleva.a.sst2", "kovaleva.a.rte", "clark.b", "extension.c", "clark.d"],
+            "kind": ["paper", "paper", "paper", "extension", "paper"],
+            "verdict": ["supported", "not testable", "supported", "contradicted", "supported"],
+        }
+    )
+    counts = verdict_counts(claims)
+    assert list(counts.index) == ["Kovaleva et al. 2019", "Clark et al. 2019",
+                                  "Extensions (this project's)"]  # fmt: skip
+    assert list(counts.columns) == list(VERDICTS)
+    assert counts.loc["Clark et al. 2019", "supported"] == 2
+    assert counts.loc["Kovaleva et al. 2019"].sum() == 2
+    assert headline(claims) == (
+        "4 findings of the papers tested on this run: 3 supported, 0 contradicted, "
+        "0 inconclusive, 0 underpowered, 1 not testable, 0 seed-dependent. "
+        "1 further claims test this project's extensions."
+    )
+    chart = verdict_chart(claims)
+    assert chart.count("<rect") == 3 + 4  # a legend swatch per verdict shown, 4 bar segments
+    assert ">claims</text>" in chart and "http" not in chart

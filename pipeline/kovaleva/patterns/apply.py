@@ -216,8 +216,10 @@ def share_metrics(
     """`<task>.<variant>.<class>` (share) and `<task>.<variant>.<statistic>` (see
     `vertical_statistics`, left out where undefined), each with `_ci_low` / `_ci_high`;
     `<task>.<variant>.
-    rule_agreement` (how often the CNN's class is the rule's); `seed_stability.
-    max_share_change` (see `seed_change`)."""
+    rule_agreement` (how often the CNN's class is the rule's); `<task>.<variant>.rule_maps.
+    <class>` (how many maps the rule puts in each class: the strata the claims' error rates
+    are weighted by, pipeline/claims/shares.py); `seed_stability.max_share_change` (see
+    `seed_change`)."""
     metrics: dict[str, float] = {}
     columns = ["task", "variant", "name", "estimate", "ci_low", "ci_high"]
     estimates = pd.concat(
@@ -243,6 +245,8 @@ def share_metrics(
         .mean()
     )
     metrics.update({f"{t}.{v}.rule_agreement": round(a, 4) for (t, v), a in agreement.items()})
+    by_rule = predictions.groupby(["task", "variant", "rule"]).size()
+    metrics.update({f"{t}.{v}.rule_maps.{r}": int(n) for (t, v, r), n in by_rule.items()})
     metrics["seed_stability.max_share_change"] = round(seed_change(predictions), 4)
     return metrics
 

@@ -9,6 +9,7 @@ import pytest
 from pipeline.kovaleva.patterns.apply import (
     class_shares,
     seed_change,
+    share_metrics,
     strongest_is_special,
     vertical_statistics,
 )
@@ -34,6 +35,27 @@ def test_class_shares_with_intervals_over_examples():
     assert vertical["ci_low"] < vertical["share"] < vertical["ci_high"]
     assert shares.loc["block", "ci_high"] == 0.0
     assert seed_change(predictions) == pytest.approx(0.1)  # one head in ten moved
+
+
+def test_the_metrics_count_each_cells_maps_by_the_rules_class():
+    rows = [("rte", "finetuned", "vertical", "vertical")] * 3 + [
+        ("rte", "finetuned", "heterogeneous", "vertical"),
+        ("rte", "pretrained", "heterogeneous", "block"),
+    ]
+    predictions = pd.DataFrame(rows, columns=["task", "variant", "rule", "label"])
+    predictions["label_seed2"] = predictions["label"]
+    empty = pd.DataFrame(columns=["task", "variant", "class", "share", "ci_low", "ci_high"])
+    vertical = pd.DataFrame(
+        columns=["task", "variant", "statistic", "estimate", "ci_low", "ci_high"]
+    )
+    metrics = share_metrics(predictions, empty, vertical)
+    counts = {k: v for k, v in metrics.items() if ".rule_maps." in k}
+    assert counts == {
+        "rte.finetuned.rule_maps.heterogeneous": 1,
+        "rte.finetuned.rule_maps.vertical": 3,
+        "rte.pretrained.rule_maps.heterogeneous": 1,
+    }
+    assert metrics["rte.finetuned.rule_agreement"] == 0.75
 
 
 def test_strongest_column_of_hand_built_maps():

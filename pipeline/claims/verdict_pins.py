@@ -1,0 +1,163 @@
+"""What pins the step from a claim's per-seed measurements to its verdict, for the registry's
+digest (registry.py): the verdicts, pooled intervals and power figures of a synthetic grid
+of per-seed statistics, and the gates' answers on a synthetic grid of margins.
+
+The verdict grid runs every case through what the claims stage runs after measuring: the
+interval over seeds (seeds.across_seeds, with its t quantile), the rule (rules.Beyond, on
+both sides), `settle` (zero-width and unresolved intervals, with their brackets), the power
+check (the detectable effect with Z_POWER, the rows and seeds it would take) and the
+sensitivity columns (evaluate.evaluate_claim). The gate grid asks validity.learned and
+validity.headroom_failure, on in-memory outputs, whether each model passes. Each number
+enters the digest to `DIGITS` significant digits, as the fixture's do (measurement_pins):
+changing how seeds are pooled, a quantile, a rule, `settle`, the power check or a gate's
+cut-off moves the digest; moving or renaming code does not.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import product
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.claims.claim import Claim, Source
+from pipeline.claims.evaluate import evaluate_claim
+from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.rules import Beyond, Estimate
+from pipeline.claims.thresholds import Threshold
+from pipeline.claims.validity import headroom_failure, learned
+from pipeline.core.layout import seed_folder
+
+DIGITS = 4  # significant digits of each grid number in the digest
+SEEDS = (42, 43, 44)
+GRID_ROWS = 100.0  # the rows behind each synthetic interval (the rows-needed reckoning)
+DEV_ROWS = 400.0  # the synthetic task's whole dev set
+EFFECT = 0.1  # the effect the synthetic claim's power check looks for
+CENTRES = (-0.25, -0.06, 0.03, 0.12, 0.3)  # the seeds' mean, from the threshold 0
+HALF_WIDTHS = (0.04, 0.2)  # each seed's interval: [e - w, e + 1.2 w] (asymmetric)
+SPREADS = (0.0, 0.05)  # between neighbouring seeds' estimates
+ROW_FIELDS = (
+    "verdict", "estimate", "ci_low", "ci_high", "detectable", "rows_needed",
+    "seeds_needed", "verdict_half_threshold", "verdict_double_threshold",
+)  # fmt: skip
+UNRESOLVED = "unresolved"
+
+
+def _claim(side: str) -> Claim:
+    return Claim(
+        name=f"grid.{side}",
+        source=Source("grid", "-", "a synthetic statistic"),
+        finding="a synthetic statistic lies on the claimed side of 0.05",
+        statistic="synthetic",
+        rule=Beyond(Threshold(0.05, "grid", from_paper=False), side=side),  # type: ignore[arg-type]
+        measure=lambda out, seed: Estimate(0.0, 0.0, 0.0),
+        finetuned=("grid",),
+        gated=False,
+        effect=EFFECT,
+    )
+
+
+def _seed(estimate: float, width: float, **extra: object) -> Estimate:
+    return Estimate(
+        estimate, estimate - width, estimate + 1.2 * width, evidence={"rows": GRID_ROWS}, **extra
+    )  # type: ignore[arg-type]
+
+
+def grid_cases() -> dict[str, dict[int, Estimate]]:
+    """Per case, its per-seed statistics: one seed or three, around each centre, each width
+    and spread; then the edges `settle` decides (zero widths, unresolved ones with a bracket
+    that agrees and one that does not)."""
+    cases: dict[str, dict[int, Estimate]] = {}
+    for seeds, centre, width, spread in product((1, 3), CENTRES, HALF_WIDTHS, SPREADS):
+        if seeds == 1 and spread:
+            continue
+        estimates = [centre + spread * (i - (seeds - 1) / 2) for i in range(seeds)]
+        cases[f"{seeds}:{centre}:{width}:{spread}"] = {
+            s: _seed(e, width) for s, e in zip(SEEDS, estimates, strict=False)
+        }
+    collapsed = Estimate(0.0, 0.0, 0.0)
+    ends = (Estimate(0.0, 0.0, 0.0), Estimate(0.02, 0.02, 0.02))
+    wide_ends = (Estimate(0.0, 0.0, 0.0), Estimate(0.3, 0.3, 0.3))
+    cases |= {
+        "collapsed": {42: collapsed},
+        "one seed collapsed": {42: _seed(0.2, 0.04), 43: collapsed, 44: _seed(0.25, 0.04)},
+        "unresolved, ends agree": {42: _seed(0.01, 0.02, unresolved=UNRESOLVED, bracket=ends)},
+        "unresolved, ends differ": {
+            42: _seed(0.01, 0.02, unresolved=UNRESOLVED, bracket=wide_ends)
+        },
+        "unresolved, no bracket": {42: _seed(0.01, 0.02, unresolved=UNRESOLVED)},
+    }
+    return cases
+
+
+def _rounded(value: object) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.{DIGITS}g}"
+    return str(value)
+
+
+def verdict_grid() -> dict[str, list[str]]:
+    """Each grid case's row under each side's rule (`ROW_FIELDS`, rounded), by case."""
+    pinned = {}
+    for side in ("above", "below"):
+        claim = _claim(side)
+        for name, measured in grid_cases().items():
+            row, _ = evaluate_claim(claim, measured, dict.fromkeys(measured, ""), DEV_ROWS)
+            pinned[f"{side}:{name}"] = [_rounded(row[f]) for f in ROW_FIELDS]
+    return pinned
+
+
+class GridOutputs(StageOutputs):
+    """Stage outputs held in memory: metrics files and tables by their place."""
+
+    def __init__(
+        self, metrics: dict[tuple[str, ...], dict], tables: dict[tuple[str, ...], pd.DataFrame]
+    ) -> None:
+        super().__init__(Path("grid"))
+        self._grid_metrics, self._grid_tables = metrics, tables
+
+    def metrics(self, stage: str, *where: str) -> dict:
+        return self._grid_metrics[(stage, *where)]
+
+    def table(self, stage: str, *where_and_name: str) -> pd.DataFrame:
+        return self._grid_tables[(stage, *where_and_name)]
+
+
+def _interval(key: str, low: float) -> dict[str, float]:
+    return {key: low + 0.05, f"{key}_ci_low": low, f"{key}_ci_high": low + 0.1}
+
+
+LEARNED_MARGINS = (-0.02, 0.004, 0.05)  # lower bounds over chance and over no fine-tuning
+HEADROOM_MARGINS = (-0.01, 0.004, 0.011, 0.05)  # baseline's lower bound over chance
+NEEDED = (0.0, 0.001, 0.012)  # the room a removal claim needs
+
+
+def gate_grid() -> dict[str, str]:
+    """Whether each synthetic model passes the learning gate and the headroom gate."""
+    seed = SEEDS[0]
+    table1: dict[str, float] = {}
+    tasks = {}
+    for chance_margin, pretrained_margin in product(LEARNED_MARGINS, LEARNED_MARGINS):
+        task = f"t{len(tasks)}"
+        tasks[task] = f"{chance_margin}:{pretrained_margin}"
+        table1 |= _interval(f"{task}.finetuned", 0.7)
+        table1 |= _interval(f"{task}.finetuned_minus_chance", chance_margin)
+        table1 |= _interval(f"{task}.finetuned_minus_pretrained", pretrained_margin)
+        table1 |= {f"{task}.chance": 0.6, f"{task}.pretrained": 0.5}
+    metrics = {("table1", seed_folder(seed)): table1}
+    labels = pd.DataFrame({"label": [1] * 60 + [0] * 40})  # accuracy's chance: 0.6
+    tables = {}
+    for i, margin in enumerate(HEADROOM_MARGINS):
+        place = ("ablate", f"h{i}", seed_folder(seed))
+        metrics[place] = {"main_metric": "accuracy"} | _interval("baseline", 0.6 + margin)
+        tables[(*place, "examples")] = labels
+    out = GridOutputs(metrics, tables)
+    pinned = {
+        f"learned:{margins}": str(learned(out, task, seed).passed)
+        for task, margins in tasks.items()
+    }
+    for (i, margin), needed in product(enumerate(HEADROOM_MARGINS), NEEDED):
+        passed = headroom_failure(out, f"h{i}", seed, needed) == ""
+        pinned[f"headroom:{margin}:{needed}"] = str(passed)
+    return pinned

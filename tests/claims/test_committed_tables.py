@@ -1,0 +1,48 @@
+"""Every committed claims table (the default run's, the standard reference's, the MPNet
+run's) keeps each estimate inside its own interval, per claim and per seed, and every paper
+row with a printed number has that number clear its rule by a unit of its last printed
+digit. These read the committed tables: they hold once the tables are judged by the
+current registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.claims.registry import registered_claims
+from tests.support.paths import REPO
+
+TABLES = (
+    Path("outputs/plots/claims"),
+    Path("outputs/reference/standard"),
+    Path("outputs/reference/mpnet_quick/plots/claims"),
+)
+FILES = [folder / name for folder in TABLES for name in ("claims.csv", "claims_by_seed.csv")]
+
+
+@pytest.mark.parametrize("path", FILES, ids=str)
+def test_no_estimate_lies_outside_its_interval(path):
+    table = pd.read_csv(REPO / path).dropna(subset=["estimate", "ci_low", "ci_high"])
+    outside = table[(table["estimate"] < table["ci_low"]) | (table["estimate"] > table["ci_high"])]
+    found = [
+        f"{r.claim}{f' (seed {r.seed})' if 'seed' in table else ''}: {r.estimate:.4g} "
+        f"[{r.ci_low:.4g}, {r.ci_high:.4g}]"
+        for r in outside.itertuples()
+    ]
+    assert not found, f"{path}: estimates outside their intervals: {found}"
+
+
+@pytest.mark.parametrize("folder", TABLES, ids=str)
+def test_every_printed_number_clears_the_rule_the_table_applied(folder):
+    units = {c.name: c.source.unit for c in registered_claims() if c.source.number is not None}
+    table = pd.read_csv(REPO / folder / "claims.csv")
+    papers = table[(table["kind"] == "paper") & table["paper_number"].notna()]
+    short = []
+    for r in papers.itertuples():
+        distance = r.paper_number - r.threshold
+        distance = -distance if r.side == "below" else distance
+        if round(distance / units[r.claim], 6) < 1:
+            short.append(f"{r.claim}: {r.paper_number:g} against {r.threshold:g} ({r.side})")
+    assert not short, f"{folder}: paper numbers that do not clear their rule: {short}"

@@ -1,0 +1,99 @@
+"""A paper's own number clears its own rule: every number `../shared/papers/published-numbers.md`
+prints for a claim's statistic lies on the claimed side of that claim's threshold by at least
+one unit of its last printed digit, so no rule contradicts the paper it reads. A claim whose
+paper prints its statistic must carry the number (it cannot drop it to escape the check)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pipeline.claims.claim import Claim, Source
+from pipeline.claims.registry import registered_claims
+from pipeline.claims.rules import Beyond
+from pipeline.claims.thresholds import Threshold
+
+CLARK_RELATIONS = [
+    "prep",
+    "pobj",
+    "det",
+    "nsubj",
+    "amod",
+    "dobj",
+    "advmod",
+    "aux",
+    "poss",
+    "auxpass",
+    "ccomp",
+    "mark",
+    "prt",
+]
+# The claims whose statistic the papers print on bert-base (published-numbers.md):
+# Kovaleva's Table 1 (every task), the best head's
+# gain on STS-B (+0.1) and MRPC (+1.2) and layer 1's on RTE (+3.2); Clark's Table 1
+# (every relation it calls specialised, and "All": 34.5%) and Table 3's probe (61 - 26).
+PRINTED = {
+    *(f"kovaleva.table1_order.{t}" for t in ("mrpc", "stsb", "sst2", "qqp", "rte", "qnli", "mnli")),
+    "kovaleva.heads_removal_helps.stsb",
+    "kovaleva.heads_removal_helps.mrpc",
+    "kovaleva.layers_removal_helps.rte",
+    *(f"clark.head_beats_offset.{r}" for r in CLARK_RELATIONS),
+    "clark.probe_beats_right_branching",
+    "clark.no_head_does_syntax_overall",
+}
+
+
+def margin_in_units(claim: Claim) -> float:
+    """How far the paper's number lies on the claimed side of the threshold, in units of its
+    last printed digit (negative: on the other side)."""
+    assert claim.source.number is not None and claim.source.unit
+    distance = claim.source.number - claim.rule.threshold.value
+    if claim.rule.side == "below":
+        distance = -distance
+    return round(distance / claim.source.unit, 6)  # 0.082 - 0.082 is not 1e-17 units
+
+
+def paper_claims() -> list[Claim]:
+    return [c for c in registered_claims() if not c.extension]
+
+
+@pytest.mark.parametrize("claim", paper_claims(), ids=lambda c: c.name)
+def test_the_papers_number_clears_its_own_rule(claim):
+    if claim.source.number is None:
+        assert claim.name not in PRINTED, f"{claim.name}: its paper prints the statistic"
+        return
+    assert margin_in_units(claim) >= 1, (
+        f"{claim.name}: the paper's {claim.source.number:g} does not clear "
+        f"{claim.rule.describe()} by one unit ({claim.source.unit:g})"
+    )
+
+
+def test_every_printed_statistic_is_carried():
+    names = {c.name for c in paper_claims()}
+    assert names >= PRINTED  # each listed claim is declared, as a paper claim
+    missing = [c.name for c in paper_claims() if c.name in PRINTED and c.source.number is None]
+    assert not missing
+
+
+def test_a_number_on_its_threshold_fails_the_check():
+    """Registry version 5's reading of Clark's "All" row: the paper's own margin as the
+    threshold, so bert-base sits on it (0.082 - 0.082 passes only by a float's last bit)."""
+    on_its_own = Claim(
+        name="clark.no_head_does_syntax_overall",
+        source=Source("Clark et al. 2019", "Sec. 4.2", "x", number=0.345 - 0.263, unit=0.001),
+        finding="",
+        statistic="",
+        rule=Beyond(Threshold(0.082, "the paper's margin", from_paper=True), side="below"),
+        measure=lambda out, seed: None,  # type: ignore[arg-type, return-value]
+    )
+    assert margin_in_units(on_its_own) < 1
+    a_unit_inside = dataclasses.replace(
+        on_its_own, source=dataclasses.replace(on_its_own.source, number=0.081)
+    )
+    assert margin_in_units(a_unit_inside) == 1
+
+
+def test_a_printed_number_needs_its_unit():
+    with pytest.raises(ValueError, match="unit"):
+        Source("Kovaleva et al. 2019", "Sec. 5", "x", number=0.012)
