@@ -47,6 +47,7 @@ def run(stage: StageRun) -> None:
         checkpoints=checkpoints,
     )
 
+    curve_title = f"{task.name}, seed {stage.seed}"
     with atomic_path(layout.model(stage.inputs_out("finetune"), task.name, stage.seed)) as folder:
         save_finetuned(result.model, tokenizer, folder)
     stage.write_outputs(
@@ -54,11 +55,7 @@ def run(stage: StageRun) -> None:
         task.name,
         stage.seed_folder,
         tables={"loss": result.curves, "predictions": result.predictions},
-        figures={
-            "loss": loss_figure(
-                result.curves, f"{task.name}, seed {stage.seed}", settings.log_every
-            )
-        },
+        figures={"loss": loss_figure(result.curves, curve_title, settings.log_every)},
         metrics=result.metrics,
         config={
             "model": cfg.model.name,

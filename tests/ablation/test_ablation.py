@@ -345,6 +345,7 @@ def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
             "seed": 0,
             "device": "cpu",
             "precision": "fp32",
+            "deterministic": True,
             "paths": {"outputs": str(tmp_path / "outputs"), "data": str(tmp_path / "data")},
             "model": tiny_model_cfg,
             "task": OmegaConf.load(CONF_DIR / "task" / "rte.yaml"),
