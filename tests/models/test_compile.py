@@ -13,7 +13,8 @@ from torch._dynamo import register_backend
 
 from pipeline.core.schema import CompileConfig
 from pipeline.data.batching import length_grouped_batches
-from pipeline.models.training import batch_shapes, predict
+from pipeline.models.compilation import batch_shapes
+from pipeline.models.training import predict
 from tests.support.training_runs import CPU, SEED, SETTINGS, fresh_model, random_rows, run
 
 COMPILED = CompileConfig(enabled=True, pad_multiple=8, backend="aot_eager")
