@@ -76,6 +76,7 @@ class Layerwise:
     shared: list[list[nn.Module]] = field(default_factory=list)
     static: bool = False  # compiled: passes need a static HeadControl (compile_with)
     multiple: int = 1  # batch lengths are padded up to a multiple of this (compile_with)
+    room: int = 0  # input variants per layer the compiled steps make room for (compile_with)
     step: Callable[..., torch.Tensor] | None = None  # compiled _run_layer, or None: eager
     finish: Callable[..., torch.Tensor] | None = None  # compiled _finish, or None: eager
 
@@ -113,15 +114,16 @@ class Layerwise:
 
     def compile_with(self, settings: CompileConfig | None, shapes: int) -> None:
         """Run the layers and the head `torch.compile`d under `settings` (eager when off or
-        None), with room for `shapes` input variants per layer (distinct [B, T] shapes, with
-        and without a HeadControl). The engine's hook path is left eager."""
+        None), with room for `shapes` more input variants per layer (distinct [B, T] shapes,
+        with and without a HeadControl) beside those of earlier calls: dynamo's limit counts
+        every graph of a function. The engine's hook path is left eager."""
         self.multiple = pad_multiple(settings)
         if settings is None or not settings.enabled or getattr(self.model, ROUTE) == "hooks":
             self.static, self.step, self.finish = False, None, None
             return
-        self.static = True
-        self.step = compiled(_run_layer, settings, shapes * self.num_layers)
-        self.finish = compiled(self._finish, settings, shapes)
+        self.static, self.room = True, self.room + shapes
+        self.step = compiled(_run_layer, settings, self.room * self.num_layers)
+        self.finish = compiled(self._finish, settings, self.room)
 
     @property
     def num_layers(self) -> int:
