@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import capture_measures
-from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.engine import ROUTE, attach, model_shape
 from pipeline.attention.measures import measure_path
 from pipeline.attention.store import TokenInfo
 from pipeline.attention.store_writer import AttentionWriter
@@ -152,6 +152,11 @@ def dump_variant(
                     )  # fmt: skip
 
 
+def compilable(model: PreTrainedModel) -> bool:
+    """True where `model` runs the engine's interface path, the one a compiled pass supports."""
+    return getattr(model, ROUTE, None) == "interface"
+
+
 def window_batches(
     examples: Sequence[Example], batch_size: int, window: int = WINDOW
 ) -> tuple[list[int], list[list[int]]]:
@@ -236,7 +241,8 @@ def dump_task(
                 batch_size=settings.batch_size,
                 pad_id=tokenizer.pad_token_id,
                 others=writers,
-                forward=compiled(model, compile_settings, shapes),
+                # the engine's hook path (MPNet, DeBERTa) stays eager
+                forward=compiled(model, compile_settings if compilable(model) else None, shapes),
                 multiple=multiple,
             )
     log.info(
