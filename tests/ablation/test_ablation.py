@@ -346,6 +346,7 @@ def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
             "device": "cpu",
             "precision": "fp32",
             "deterministic": True,
+            "compile": {"enabled": False, "pad_multiple": 8, "backend": "inductor"},
             "paths": {"outputs": str(tmp_path / "outputs"), "data": str(tmp_path / "data")},
             "model": tiny_model_cfg,
             "task": OmegaConf.load(CONF_DIR / "task" / "rte.yaml"),
