@@ -114,7 +114,8 @@ def _compile_for(
         batches = length_batches(lengths, batch_size)
         inputs |= {(len(b), bucketed_width(max(lengths[i] for i in b), multiple)) for b in batches}
         log_padding("head importance", lengths, batches, multiple)
-    layerwise.compile_with(settings, 2 * len(inputs))  # x2: with a mask, or None
+    # x4: with an attention mask or None, with gradients (importance) or without (logits)
+    layerwise.compile_with(settings, 4 * len(inputs))
 
 
 def normalise_per_layer(scores: np.ndarray, pruned: np.ndarray | None = None) -> np.ndarray:
@@ -161,8 +162,8 @@ def pruning_curve(
     training examples as Michel et al. do, or on `rows` themselves when it is None.
     `compile_settings`: the `compile` setting, default eager."""
     score_rows, score_labels = scoring if scoring is not None else (rows, labels)
-    _compile_for(layerwise, [score_rows] + ([rows] if scoring is not None else []), batch_size,
-                 compile_settings)  # fmt: skip
+    row_sets = [score_rows] if scoring is None else [score_rows, rows]
+    _compile_for(layerwise, row_sets, batch_size, compile_settings)
     uncertainty = uncertainty or Uncertainty()
     shape = model_shape(layerwise.model)
     total = shape[0] * shape[1]
