@@ -37,6 +37,7 @@ def run(stage: StageRun) -> None:
             max_length=cfg.shared.max_length,
             seed=cfg.seed,
             deterministic=cfg.deterministic,
+            compile_settings=stage.settings("compile"),
         )
     stage.write_outputs(
         "ablate",

@@ -46,6 +46,7 @@ def run(stage: StageRun) -> None:
                 task.name,
             ),
             seed=cfg.seed,
+            compile_settings=stage.settings("compile"),
         )
     stage.write_outputs("dump_attention", task.name, stage.seed_folder, metrics=metrics)
 

@@ -37,7 +37,7 @@ from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.head_names import numbered_from_one
 from pipeline.core.precision import set_determinism
-from pipeline.core.schema import AblateConfig, TaskConfig
+from pipeline.core.schema import AblateConfig, CompileConfig, TaskConfig
 from pipeline.core.stats import Interval
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import LabelledRows, labelled_rows
@@ -79,13 +79,16 @@ def ablate_task(
     max_length: int,
     seed: int,
     deterministic: bool = True,
+    compile_settings: CompileConfig | None = None,
 ) -> Ablated:
     """Sweeps, importance and pruning curve of `model` (fine-tuned on `task`, on its device)
     on `settings.num_examples` rows of `dev` drawn with `seed` (stratified by label).
     Importance is scored on `settings.importance_examples` rows of `train` drawn the same
     way (importance_split train), or on the evaluated rows (importance_split eval: `train`
     is not read and may be None). `deterministic` (the `deterministic` setting) switches
-    torch to deterministic algorithms, or off them, for the rest of the process."""
+    torch to deterministic algorithms, or off them, for the rest of the process;
+    `compile_settings` (the `compile` setting, default eager) compiles the sweeps' and the
+    importance passes' layers."""
     set_determinism(deterministic, model.device)
     layerwise = Layerwise.of(attach(model))
     uncertainty = Uncertainty(settings.bootstrap_resamples, settings.permutation_resamples, seed)
@@ -98,7 +101,7 @@ def ablate_task(
         *model_shape(model),
     )
     heads, layers, baseline = _sweep_tables(
-        layerwise, evaluated, task, settings, tokenizer.pad_token_id, uncertainty
+        layerwise, evaluated, task, settings, tokenizer.pad_token_id, uncertainty, compile_settings
     )
 
     started = time.perf_counter()
@@ -116,6 +119,7 @@ def ablate_task(
         batch_size=settings.batch_size,
         scoring=None if scoring is None else (scoring.rows, scoring.labels),
         uncertainty=uncertainty,
+        compile_settings=compile_settings,
     )
     log.info("%s: pruning curve in %.1f s", task.name, time.perf_counter() - started)
 
@@ -146,6 +150,7 @@ def _sweep_tables(
     settings: AblateConfig,
     pad_id: int,
     uncertainty: Uncertainty,
+    compile_settings: CompileConfig | None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, Interval]:
     """(heads, layers, baseline): every single head and every whole layer disabled
     (0-based), and the unablated model's main metric with its interval."""
@@ -160,6 +165,7 @@ def _sweep_tables(
         batch_size=settings.batch_size,
         ablations_per_pass=settings.ablations_per_pass,
         cache_budget_mb=settings.cache_budget_mb,
+        compile_settings=compile_settings,
     )
     log.info("%s: ablation sweep in %.1f s", task.name, time.perf_counter() - started)
     started = time.perf_counter()

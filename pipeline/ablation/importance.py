@@ -16,6 +16,10 @@ with the pruned heads gated to 0 after every removal, until no head is left. Imp
 scored on its own examples (Michel et al. use training data) and the metric measured on the
 evaluation rows; when both are the same rows, the forward pass that gives the gradients
 also gives the pruned model's logits.
+
+Under the `compile` setting the layers run compiled (`Layerwise.compile_with`), batches
+padded to a multiple of `compile.pad_multiple`; the gates are graph inputs, so pruning more
+heads never recompiles, and the backward pass runs through the same graphs.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ from tqdm.auto import tqdm
 from pipeline.ablation.sweep import Rows, Uncertainty, row_lengths, task_loss
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.schema import TaskConfig
+from pipeline.core.schema import CompileConfig, TaskConfig
 from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.data.batching import length_batches
-from pipeline.data.encoding import collate
+from pipeline.data.encoding import bucketed_width, collate
 from pipeline.models.batched_metrics import batched_metric
+from pipeline.models.compilation import log_padding, pad_multiple
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 
@@ -65,12 +70,13 @@ def head_importance(
     scores = torch.zeros(shape, dtype=torch.float64)
     logits = torch.zeros(len(rows), task.num_labels)  # [N, C]
     for chosen in length_batches(row_lengths(rows), batch_size):
-        batch = collate([rows[i] for i in chosen], pad_id, model.device)
+        batch = collate([rows[i] for i in chosen], pad_id, model.device, layerwise.multiple)
         gold = torch.as_tensor(labels[chosen], device=model.device)
         gate = keep.expand(len(chosen), *shape).clone().requires_grad_(True)  # [B, L, H]
         with torch.enable_grad():
             hidden, mask = layerwise.embed(batch)
-            out = layerwise.logits(hidden, mask, control=HeadControl(gate=gate))  # [B, C]
+            control = HeadControl(gate=gate, static=layerwise.static)
+            out = layerwise.logits(hidden, mask, control=control)  # [B, C]
             (grad,) = torch.autograd.grad(task_loss(task, out, gold), gate)  # [B, L, H]
         scores += grad.abs().sum(0).double().cpu()
         logits[chosen] = out.detach().cpu()
@@ -86,9 +92,30 @@ def gated_logits(
     gate = (~pruned).to(model.dtype).to(model.device)  # [L, H]
     logits = torch.zeros(len(rows), model.config.num_labels)  # [N, C]
     for chosen in length_batches(row_lengths(rows), batch_size):
-        hidden, mask = layerwise.embed(collate([rows[i] for i in chosen], pad_id, model.device))
-        logits[chosen] = layerwise.logits(hidden, mask, control=HeadControl(gate=gate)).cpu()
+        batch = collate([rows[i] for i in chosen], pad_id, model.device, layerwise.multiple)
+        hidden, mask = layerwise.embed(batch)
+        control = HeadControl(gate=gate, static=layerwise.static)
+        logits[chosen] = layerwise.logits(hidden, mask, control=control).cpu()
     return logits.numpy()
+
+
+def _compile_for(
+    layerwise: Layerwise,
+    row_sets: list[Rows],
+    batch_size: int,
+    settings: CompileConfig | None,
+) -> None:
+    """Compile `layerwise` (under `settings`) for the batches of `row_sets`, and log their
+    padding."""
+    multiple = pad_multiple(settings)
+    inputs = set()
+    for rows in row_sets:
+        lengths = row_lengths(rows)
+        batches = length_batches(lengths, batch_size)
+        inputs |= {(len(b), bucketed_width(max(lengths[i] for i in b), multiple)) for b in batches}
+        log_padding("head importance", lengths, batches, multiple)
+    # x4: with an attention mask or None, with gradients (importance) or without (logits)
+    layerwise.compile_with(settings, 4 * len(inputs))
 
 
 def normalise_per_layer(scores: np.ndarray, pruned: np.ndarray | None = None) -> np.ndarray:
@@ -125,14 +152,18 @@ def pruning_curve(
     scoring: tuple[Rows, np.ndarray] | None = None,
     uncertainty: Uncertainty | None = None,
     progress: bool = True,
+    compile_settings: CompileConfig | None = None,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """(curve, first importance): one row per point with heads_pruned, fraction_pruned,
     every task metric on `rows`, the main metric's bootstrap interval over the examples
     (`ci_low`, `ci_high`), `delta` (main metric - unpruned) with its paired interval
     (`delta_ci_low`, `delta_ci_high`: the same rows pruned and unpruned); and the full model's
     normalised importance [L, H]. Importance is computed on `scoring` (rows, labels), e.g.
-    training examples as Michel et al. do, or on `rows` themselves when it is None."""
+    training examples as Michel et al. do, or on `rows` themselves when it is None.
+    `compile_settings`: the `compile` setting, default eager."""
     score_rows, score_labels = scoring if scoring is not None else (rows, labels)
+    row_sets = [score_rows] if scoring is None else [score_rows, rows]
+    _compile_for(layerwise, row_sets, batch_size, compile_settings)
     uncertainty = uncertainty or Uncertainty()
     shape = model_shape(layerwise.model)
     total = shape[0] * shape[1]

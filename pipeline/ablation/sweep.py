@@ -11,6 +11,11 @@ changed by it, so the sweep
 3. stacks several ablations of the same layer into one pass: the batch is repeated and each
    copy gets its own per-example [B, L, H] mask.
 
+Under the `compile` setting (`compile_settings`) the layers run compiled
+(`Layerwise.compile_with`): batch lengths are padded up to a multiple of
+`compile.pad_multiple` and the masks are graph inputs, so a layer compiles once per padded
+shape, never per batch or per ablation; the padding this costs is logged.
+
 `tests/support/oracles/naive_ablation.py` computes the same logits the slow way (a full eager
 forward pass per ablation); tests and `benchmarks/bench_ablate.py` hold the two equal.
 """
@@ -31,7 +36,7 @@ from tqdm.auto import tqdm
 from pipeline.attention.engine import HeadControl, Mode, head_mask, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.head_names import head_name, layer_name
-from pipeline.core.schema import TaskConfig
+from pipeline.core.schema import CompileConfig, TaskConfig
 from pipeline.core.stats import (
     Interval,
     benjamini_hochberg,
@@ -41,8 +46,9 @@ from pipeline.core.stats import (
     paired_test,
 )
 from pipeline.data.batching import length_batches
-from pipeline.data.encoding import collate
+from pipeline.data.encoding import bucketed_width, collate
 from pipeline.models.batched_metrics import batched_metric
+from pipeline.models.compilation import log_padding, pad_multiple
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 log = logging.getLogger(__name__)
@@ -129,8 +135,10 @@ def sweep(
     ablations_per_pass: int = 4,
     cache_budget_mb: float = 512,
     progress: bool = True,
+    compile_settings: CompileConfig | None = None,
 ) -> SweepResult:
-    """Logits with each ablation applied, over all `rows` (see the module docstring)."""
+    """Logits with each ablation applied, over all `rows` (see the module docstring;
+    `compile_settings`: the `compile` setting, default eager)."""
     model = layerwise.model
     config = model.config
     shape = model_shape(model)
@@ -138,10 +146,13 @@ def sweep(
     device = model.device
     itemsize = model.dtype.itemsize
 
-    batches = length_batches(row_lengths(rows), batch_size)
+    lengths = row_lengths(rows)
+    batches = length_batches(lengths, batch_size)
+    multiple = pad_multiple(compile_settings)
+    widths = [bucketed_width(max(lengths[i] for i in b), multiple) for b in batches]  # T each
     batch_bytes = [  # the cache of one batch: L hidden states [B, T, D]
-        len(b) * len(rows[b[0]]["input_ids"]) * config.hidden_size * shape[0] * itemsize
-        for b in batches
+        len(b) * width * config.hidden_size * shape[0] * itemsize
+        for b, width in zip(batches, widths, strict=True)
     ]
     chunks = plan_chunks(batch_bytes, int(cache_budget_mb * 2**20))
     log.info(
@@ -154,6 +165,12 @@ def sweep(
         cache_budget_mb,
     )
     passes = ablation_passes(ablations, ablations_per_pass)
+    copies = {0} | {len(group) for group in passes}  # 0: the baseline pass, without control
+    inputs = {
+        (len(b) * max(k, 1), w, k > 0) for b, w in zip(batches, widths, strict=True) for k in copies
+    }
+    layerwise.compile_with(compile_settings, 2 * len(inputs))  # x2: with a mask, or None
+    log_padding("ablation sweep", lengths, batches, multiple)
     baseline = torch.zeros(len(rows), config.num_labels)  # [N, C]
     logits = torch.zeros(len(ablations), len(rows), config.num_labels)  # [A, N, C]
 
@@ -166,7 +183,7 @@ def sweep(
     for chunk in chunks:
         cache = []  # per batch of the chunk: (layer inputs L x [B, T, D], mask)
         for b in chunk:
-            batch = collate([rows[i] for i in batches[b]], pad_id, device)
+            batch = collate([rows[i] for i in batches[b]], pad_id, device, multiple)
             hidden, mask = layerwise.embed(batch)
             states: list[torch.Tensor] = []
             baseline[batches[b]] = layerwise.logits(hidden, mask, keep=states).cpu()
@@ -200,7 +217,7 @@ def _stacked_pass(
     hidden = states[start].repeat(copies, 1, 1)  # [k*B, T, D]
     mask = None if mask is None else mask.repeat(copies, 1, 1, 1)  # [k*B, 1, T, T]
     per_example = disabled.repeat_interleave(size, dim=0).to(hidden.device)  # [k*B, L, H]
-    control = HeadControl(disabled=per_example, mode=mode)
+    control = HeadControl(disabled=per_example, mode=mode, static=layerwise.static)
     out = layerwise.logits(hidden, mask, start, control)  # [k*B, C]
     return out.cpu().reshape(copies, size, -1)
 

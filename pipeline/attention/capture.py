@@ -7,7 +7,7 @@ A map is one of the captured measures: `weights` (the attention probabilities al
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 from tqdm import tqdm
@@ -38,19 +38,23 @@ def capture_measures(
     pad_id: int,
     measures: Sequence[str] = ("weights",),
     dtype: torch.dtype = torch.float32,
+    forward: Callable[..., object] | None = None,
+    multiple: int = 1,
 ) -> dict[str, list[torch.Tensor]]:
     """One forward pass over `encodings`; per measure, per encoding its maps [L, H, n, n] of
     `dtype` on the CPU, cropped to its real length n.
 
-    `model` must be attached to the engine (pipeline.attention.engine.attach).
+    `model` must be attached to the engine (pipeline.attention.engine.attach). `forward`
+    (default `model` itself) runs the pass, e.g. `model` compiled
+    (pipeline.models.compilation.compiled), on the batch padded up to a multiple of `multiple`.
     """
     require_attached(model)
     check_measures(measures)
     num_layers, _ = model_shape(model)
     grams = value_grams(model, list(range(num_layers))) if "norms" in measures else None
     control = HeadControl(capture=range(num_layers), value_grams=grams)
-    batch = collate(list(encodings), pad_id, model.device)  # input_ids etc. [B, T]
-    model(**batch, head_control=control)
+    batch = collate(list(encodings), pad_id, model.device, multiple)  # input_ids etc. [B, T]
+    (forward or model)(**batch, head_control=control)
     recorded = {"weights": control.maps, "norms": control.norms}
     lengths = [len(e["input_ids"]) for e in encodings]
     captured = {}

@@ -37,6 +37,9 @@ class HeadControl:
     value_grams: Mapping[int, torch.Tensor] | None = None
     norms: dict[int, torch.Tensor] = field(default_factory=dict)  # layer -> [B, h, T, T]
     layers_seen: set[int] = field(default_factory=set)
+    # compiled passes: every layer takes the masked path whatever its mask holds (no branch on
+    # a tensor's values), so one graph serves every mask; the results are the same
+    static: bool = False
     calls: dict[int, int] = field(default_factory=dict, repr=False)  # id(module) -> calls
 
     def __post_init__(self) -> None:
@@ -79,7 +82,7 @@ class HeadControl:
             return None
         rows = self.disabled[layer] if self.disabled.dim() == 2 else self.disabled[:, layer]
         rows = rows.reshape(-1, rows.shape[-1])  # [B or 1, H]
-        return rows if bool(rows.any()) else None
+        return rows if self.static or bool(rows.any()) else None
 
     def gate_in(self, layer: int) -> torch.Tensor | None:
         """Head gates of `layer` as float [B or 1, H], or None when there is no gate."""

@@ -4,6 +4,11 @@
 on the same rows of one task, written into one store per measure: the weights at the stage's
 path, another captured measure (`norms`, pipeline/attention/norms.py) in a store of the same
 layout beside it (pipeline.attention.measures.measure_path), its measure in the metadata.
+
+Under the `compile` setting each model's forward pass runs compiled
+(pipeline/models/compilation.py), batch lengths padded up to a multiple of
+`compile.pad_multiple` so that it compiles once per padded batch shape; the maps are cropped
+to each example's real length as in an eager run, and the padding this costs is logged.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,17 +27,20 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.attention.capture import capture_measures
-from pipeline.attention.engine import attach, model_shape
+from pipeline.attention.engine import ROUTE, attach, model_shape
 from pipeline.attention.measures import measure_path
 from pipeline.attention.store import TokenInfo
 from pipeline.attention.store_writer import AttentionWriter
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import DumpAttentionConfig, TaskConfig
+from pipeline.core.schema import CompileConfig, DumpAttentionConfig, TaskConfig
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
 from pipeline.data.sampling import evaluation_sample
+from pipeline.models.compilation import batch_shapes, compiled, log_padding, pad_multiple
 
 log = logging.getLogger(__name__)
+
+WINDOW = 128  # examples per window of ids: each is batched, then written in id order
 
 
 @dataclass(frozen=True)
@@ -107,14 +115,17 @@ def dump_variant(
     *,
     batch_size: int,
     pad_id: int,
-    window: int = 128,
+    window: int = WINDOW,
     others: Mapping[str, AttentionWriter] | None = None,
+    forward: Callable[..., object] | None = None,
+    multiple: int = 1,
 ) -> None:
     """Write every map of `model` on `examples` (sorted by id) into `writer` (the weights),
     and each other captured measure into its writer in `others` (measure -> writer).
 
     Examples go through in windows of `window` ids; inside a window they are batched by
-    length, and the window is written in id order, so memory stays bounded.
+    length, and the window is written in id order, so memory stays bounded. `forward` and
+    `multiple`: how the passes run (`capture_measures`).
     """
     writers = {"weights": writer, **(others or {})}
     # float16 is what a lossless store keeps; 8-bit codes are made from the float32 maps
@@ -127,7 +138,7 @@ def dump_variant(
             for chosen in length_batches(lengths, batch_size):
                 batch = [chunk[i] for i in chosen]
                 captured = capture_measures(
-                    model, [e.row for e in batch], pad_id, list(writers), dtype
+                    model, [e.row for e in batch], pad_id, list(writers), dtype, forward, multiple
                 )
                 for measure, batch_maps in captured.items():
                     for example, example_maps in zip(batch, batch_maps, strict=True):
@@ -139,6 +150,24 @@ def dump_variant(
                         variant, task, example.example_id,
                         maps.pop((measure, example.example_id)), example.tokens,
                     )  # fmt: skip
+
+
+def compilable(model: PreTrainedModel) -> bool:
+    """True where `model` runs the engine's interface path, the one a compiled pass supports."""
+    return getattr(model, ROUTE, None) == "interface"
+
+
+def window_batches(
+    examples: Sequence[Example], batch_size: int, window: int = WINDOW
+) -> tuple[list[int], list[list[int]]]:
+    """(lengths, batches): every example's length, and the batches `dump_variant` makes of
+    them (indices into `examples`, batched by length within each window)."""
+    lengths = [len(e.row["input_ids"]) for e in examples]
+    batches = []
+    for start in range(0, len(examples), window):
+        in_window = length_batches(lengths[start : start + window], batch_size)
+        batches += [[start + i for i in chosen] for chosen in in_window]
+    return lengths, batches
 
 
 def dump_task(
@@ -153,6 +182,7 @@ def dump_task(
     model_id: str,
     config_hash: str,
     seed: int,
+    compile_settings: CompileConfig | None = None,
 ) -> dict[str, float | int]:
     """Write every map of each model (variant name -> model, on its device) on a sample of
     `settings.num_examples` rows of `frame` drawn with `seed` (stratified by label,
@@ -160,7 +190,7 @@ def dump_task(
     at `path` (the weights; each
     other measure of `settings.measures` beside it, `measure_path`); return its metrics:
     examples, mean_tokens, file_mib and bytes_vs_raw_float16 (the store's size over the
-    raw float16 maps')."""
+    raw float16 maps'). `compile_settings`: the `compile` setting, default eager."""
     if "weights" not in settings.measures:
         measures = ", ".join(settings.measures)
         raise PipelineError(
@@ -177,6 +207,12 @@ def dump_task(
     num_layers, num_heads = next(iter(shapes.values()))
     sample = evaluation_sample(frame, task, settings.num_examples, seed)
     examples = tokenize_examples(tokenizer, task, sample, max_length)
+    multiple = pad_multiple(compile_settings)
+    lengths, batches = window_batches(examples, settings.batch_size)
+    log_padding(f"dump {task.name}", lengths, batches, multiple)
+    # room for one graph per padded shape per variant (a variant of the same architecture
+    # reuses the first one's graphs: its weights are graph inputs)
+    shapes = batch_shapes(lengths, batches, multiple) * len(attached)
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:
         writers = {
@@ -205,6 +241,9 @@ def dump_task(
                 batch_size=settings.batch_size,
                 pad_id=tokenizer.pad_token_id,
                 others=writers,
+                # the engine's hook path (MPNet, DeBERTa) stays eager
+                forward=compiled(model, compile_settings if compilable(model) else None, shapes),
+                multiple=multiple,
             )
     log.info(
         "%s: %d examples x %d variants in %.1f s -> %s",

@@ -127,7 +127,7 @@ def engine_attention(
         if uniform:
             # A uniform head's output is the mean value over the allowed keys.
             mean_value = uniform_output(attention_mask, value, windowed)  # [B, T or 1, H, D]
-        if uniform and bool(disabled.all()):
+        if uniform and not control.static and bool(disabled.all()):
             output = mean_value.expand(-1, query.shape[2], -1, -1)  # whole layer: no scores
         else:
             output, _ = sdpa_attention_forward(

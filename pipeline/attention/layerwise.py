@@ -23,10 +23,18 @@ layer's call hands its `head_control` to the hooks (pipeline/attention/hooked.py
 `Layerwise.of` checks the cut against the model's own forward pass, so an architecture that
 does not fit fails loudly; the families whose layers need terms the runner does not compute
 (ModernBERT, DeBERTa-v2/v3) are refused in one line.
+
+Compiled (`compile_with`, the `compile` setting), the runner compiles its per-layer step and
+its top-layer-and-head step, not the whole model: a pass starts at any layer and keeps each
+layer's input, which one graph of the whole model cannot do. Dynamo specialises a step on
+the layer it runs, so a run makes one graph per layer per input shape, each reused by every
+batch of that shape and every ablation: the head masks and gates are tensor inputs of the
+graph (`HeadControl.static`), not constants in it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -38,6 +46,8 @@ from pipeline.attention.control import ENGINE_LAYERS
 from pipeline.attention.engine import ROUTE, HeadControl
 from pipeline.attention.families import Layout, layout_of
 from pipeline.core.errors import PipelineError
+from pipeline.core.schema import CompileConfig
+from pipeline.models.compilation import compiled, pad_multiple
 
 CHECK_TOLERANCE = 1e-4
 
@@ -47,6 +57,11 @@ def _has_bert_parts(layer: nn.Module) -> bool:
     return all(hasattr(attention, part) for part in ("self", "output")) and hasattr(
         layer, "feed_forward_chunk"
     )
+
+
+def _run_layer(layer: nn.Module, hidden, mask, terms, control):
+    """`layer` on `hidden` [B, T, D]: the step a compiled runner compiles."""
+    return layer(hidden, mask, *terms, head_control=control)
 
 
 @dataclass
@@ -59,6 +74,11 @@ class Layerwise:
     first_token_top: bool  # the top layer computes the first position only
     # per layer, the modules shared with other layers and the engine's layer tuple they carry
     shared: list[list[nn.Module]] = field(default_factory=list)
+    static: bool = False  # compiled: passes need a static HeadControl (compile_with)
+    multiple: int = 1  # batch lengths are padded up to a multiple of this (compile_with)
+    room: int = 0  # input variants per layer the compiled steps make room for (compile_with)
+    step: Callable[..., torch.Tensor] | None = None  # compiled _run_layer, or None: eager
+    finish: Callable[..., torch.Tensor] | None = None  # compiled _finish, or None: eager
 
     @classmethod
     def of(cls, model: PreTrainedModel) -> Layerwise:
@@ -92,6 +112,19 @@ class Layerwise:
         cut.check()
         return cut
 
+    def compile_with(self, settings: CompileConfig | None, shapes: int) -> None:
+        """Run the layers and the head `torch.compile`d under `settings` (eager when off or
+        None), with room for `shapes` more input variants per layer (distinct [B, T] shapes,
+        with and without a HeadControl) beside those of earlier calls: dynamo's limit counts
+        every graph of a function. The engine's hook path is left eager."""
+        self.multiple = pad_multiple(settings)
+        if settings is None or not settings.enabled or getattr(self.model, ROUTE) == "hooks":
+            self.static, self.step, self.finish = False, None, None
+            return
+        self.static, self.room = True, self.room + shapes
+        self.step = compiled(_run_layer, settings, self.room * self.num_layers)
+        self.finish = compiled(self._finish, settings, self.room)
+
     @property
     def num_layers(self) -> int:
         return len(self.layers)
@@ -122,6 +155,10 @@ class Layerwise:
             hidden = output[0] if isinstance(output, tuple) else output
         if keep is not None:
             keep.append(hidden)
+        return (self.finish or self._finish)(hidden, mask, terms, control)
+
+    def _finish(self, hidden, mask, terms, control) -> torch.Tensor:
+        """Logits [B, C], float32, from the top layer's input [B, T, D]."""
         return self._classify(self._top(hidden, mask, terms, control)).float()
 
     def _top(self, hidden, mask, terms, control) -> torch.Tensor:
@@ -139,7 +176,7 @@ class Layerwise:
         if control is not None:
             for module in self.shared[index]:
                 control.resume_at(module, index)
-        return self.layers[index](hidden, mask, *terms, head_control=control)
+        return (self.step or _run_layer)(self.layers[index], hidden, mask, terms, control)
 
     def _classify(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits [B, C] from the top layer's output, whose first position the head reads."""

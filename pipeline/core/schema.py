@@ -155,7 +155,7 @@ class SharedConfig:
 
 @dataclass
 class CompileConfig:
-    enabled: bool = MISSING  # torch.compile the classifier that finetune trains and scores
+    enabled: bool = MISSING  # torch.compile fine-tuning, the dump, the sweeps and importance
     pad_multiple: int = MISSING  # compiled: each batch padded up to a multiple of this length
     backend: str = MISSING  # torch.compile's backend (inductor; aot_eager needs no compiler)
 

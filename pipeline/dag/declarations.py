@@ -137,7 +137,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "dump_attention",
         Per.TASK_SEED,
-        (*MODEL, "seed", "dump_attention", "precision"),
+        (*MODEL, "seed", "dump_attention", "precision", "compile"),
         results=("metrics",),
         outs=(str(layout.attention_store(f"{OUTPUTS}/attention", TASK, SEED)),),
         kept_while_running=True,
@@ -191,7 +191,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         "ablate",
         Per.TASK_SEED,
-        (*MODEL, "seed", "ablate", "precision", "deterministic"),
+        (*MODEL, "seed", "ablate", "precision", "deterministic", "compile"),
         inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
         dvc_plots=(
             DvcPlot("layers.csv", "linear", "layer", "delta"),

@@ -9,25 +9,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, get_linear_schedule_with_warmup
-from transformers.modeling_outputs import ModelOutput
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, device_dtype, grad_scaler, set_determinism
 from pipeline.core.schema import CompileConfig, FinetuneConfig, TaskConfig
 from pipeline.data.batching import in_order, length_grouped_batches, padded_batches
-from pipeline.data.encoding import bucketed_width
 from pipeline.models.checkpoints import Checkpoints, random_states, restore_random_states
+from pipeline.models.compilation import batch_shapes, compiled, pad_multiple
 from pipeline.models.metrics import predictions_from_logits, task_metrics
 
 log = logging.getLogger(__name__)
-
-Forward = Callable[..., ModelOutput]  # a model's forward: keyword tensors in, outputs out
 
 
 def start_at_label_mean(model: PreTrainedModel, labels: np.ndarray) -> None:
@@ -72,33 +68,6 @@ def _optimizer(
         weight_decay=0.0,
         fused=device.type == "cuda",
     )
-
-
-def compiled(model: PreTrainedModel, settings: CompileConfig | None, shapes: int) -> Forward:
-    """`model` itself, or under `settings` its `torch.compile`d forward, with static shapes
-    and room for `shapes` graphs (one per distinct batch shape: the caller buckets lengths
-    with `settings.pad_multiple`, so that a graph serves many batches)."""
-    if settings is None or not settings.enabled:
-        return model
-    forward = torch.compile(model, backend=settings.backend, dynamic=False)
-
-    def call(**batch: torch.Tensor) -> ModelOutput:
-        with torch._dynamo.config.patch(recompile_limit=max(shapes, 8)):
-            return forward(**batch)
-
-    return call
-
-
-def batch_shapes(lengths: list[int], index_batches: list[list[int]], multiple: int) -> int:
-    """How many distinct [B, T] shapes `index_batches` make, padded to multiples of `multiple`."""
-    return len(
-        {(len(b), bucketed_width(max(lengths[i] for i in b), multiple)) for b in index_batches}
-    )
-
-
-def pad_multiple(settings: CompileConfig | None) -> int:
-    """The length multiple batches are padded to: `settings.pad_multiple` when compiled, else 1."""
-    return settings.pad_multiple if settings is not None and settings.enabled else 1
 
 
 def window_losses(running: list[torch.Tensor]) -> list[float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
+from torch._dynamo import register_backend
 from transformers import (
     DebertaV2Config,
     DebertaV2ForSequenceClassification,
@@ -346,6 +348,7 @@ def prepared_rte(tmp_path, tiny_model_cfg, tokenizer, shared_data) -> OmegaConf:
             "device": "cpu",
             "precision": "fp32",
             "deterministic": True,
+            "compile": {"enabled": False, "pad_multiple": 8, "backend": "inductor"},
             "paths": {"outputs": str(tmp_path / "outputs"), "data": str(tmp_path / "data")},
             "model": tiny_model_cfg,
             "task": OmegaConf.load(CONF_DIR / "task" / "rte.yaml"),
@@ -535,3 +538,41 @@ def test_benjamini_hochberg_counts_every_head_and_no_layer_in_the_heads_family()
     assert table["p_value"].iloc[0] == pytest.approx(2 / 2**6)
     assert table["q_value"].iloc[0] == pytest.approx(6 / 64)
     assert table["q_value"].iloc[3] == 1.0
+
+
+stage_graphs: list[int] = []
+
+
+@register_backend
+def stage_counting_aot_eager(graph: torch.fx.GraphModule, example_inputs):
+    """aot_eager, counting the graphs it compiles."""
+    stage_graphs.append(len(example_inputs))
+    return torch._dynamo.lookup_backend("aot_eager")(graph, example_inputs)
+
+
+def test_the_stage_honours_the_compile_setting(tmp_path, prepared_rte):
+    """compile.enabled reaches the sweeps and importance: a compiled run (aot_eager, lengths
+    padded to multiples of 8) compiles, and its tables match the eager run's within rounding."""
+    tables, graphs = {}, {}
+    for enabled in (False, True):
+        stage_graphs.clear()
+        prepared_rte.compile = {
+            "enabled": enabled, "pad_multiple": 8, "backend": "stage_counting_aot_eager"
+        }  # fmt: skip
+        out = tmp_path / f"compiled_{enabled}"
+        shutil.copytree(tmp_path / "outputs/models", out / "models")
+        prepared_rte.paths.outputs = str(out)
+        torch._dynamo.reset()
+        with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+            run(StageRun(cfg=prepared_rte, out_root=out, under_dvc=True))
+        graphs[enabled] = len(stage_graphs)
+        plots = out / "plots/ablate/rte/seed0"
+        tables[enabled] = {n: pd.read_csv(plots / f"{n}.csv") for n in ("heads", "importance")}
+    torch._dynamo.reset()
+    assert graphs[False] == 0 and graphs[True] > 0
+    eager, padded = tables[False], tables[True]
+    assert padded["heads"]["accuracy"].tolist() == eager["heads"]["accuracy"].tolist()
+    np.testing.assert_allclose(padded["heads"]["loss"], eager["heads"]["loss"], atol=1e-5)
+    np.testing.assert_allclose(
+        padded["importance"]["importance"], eager["importance"]["importance"], atol=1e-5
+    )

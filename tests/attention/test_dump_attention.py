@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from torch._dynamo import register_backend
 
 from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
@@ -128,3 +129,40 @@ def test_dump_task_writes_the_variants_in_sorted_order(tmp_path, tokenizer, micr
     assert sampled == evaluation_sample(frame, load_task("mrpc"), 3, seed=3)["idx"].tolist()
     assert sorted(frame.set_index("idx").loc[sampled, "label"]) == [0, 0, 1]
     assert metrics["examples"] == 3
+
+
+stage_graphs: list[int] = []
+
+
+@register_backend
+def dump_stage_counting_aot_eager(graph: torch.fx.GraphModule, example_inputs):
+    """aot_eager, counting the graphs it compiles."""
+    stage_graphs.append(len(example_inputs))
+    return torch._dynamo.lookup_backend("aot_eager")(graph, example_inputs)
+
+
+def test_dump_stage_honours_the_compile_setting(prepared, micro_stage):
+    """compile.enabled reaches the dump: the compiled stage (aot_eager, lengths padded to
+    multiples of 8) compiles, and its store holds the eager one's maps within one float16
+    step below 1."""
+    root, _ = prepared
+    stores, graphs = {}, {}
+    for enabled in (False, True):
+        stage_graphs.clear()
+        settings = {"compile.enabled": enabled, "compile.backend": "dump_stage_counting_aot_eager"}
+        torch._dynamo.reset()
+        with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+            dump_attention.run(micro_stage("mrpc", settings))
+        graphs[enabled] = len(stage_graphs)
+        dumped = root / "outputs/attention/mrpc/seed42.parquet"
+        stores[enabled] = dumped.rename(dumped.with_suffix(f".{enabled}.parquet"))
+    torch._dynamo.reset()
+    assert graphs[False] == 0 and graphs[True] > 0
+    eager = AttentionStore(stores[False], expect_model="tiny_random")
+    padded = AttentionStore(stores[True], expect_model="tiny_random")
+    for variant in ("finetuned", "pretrained"):
+        expected = dict(eager.iter_maps(variant, "mrpc"))
+        got = dict(padded.iter_maps(variant, "mrpc"))
+        assert got.keys() == expected.keys()
+        for example_id, maps in got.items():
+            np.testing.assert_allclose(maps, expected[example_id], rtol=0, atol=2**-10)

@@ -13,7 +13,8 @@ from torch._dynamo import register_backend
 
 from pipeline.core.schema import CompileConfig
 from pipeline.data.batching import length_grouped_batches
-from pipeline.models.training import batch_shapes, predict
+from pipeline.models.compilation import batch_shapes, padding_share
+from pipeline.models.training import predict
 from tests.support.training_runs import CPU, SEED, SETTINGS, fresh_model, random_rows, run
 
 COMPILED = CompileConfig(enabled=True, pad_multiple=8, backend="aot_eager")
@@ -102,3 +103,11 @@ def test_more_shapes_than_dynamos_default_limit_still_compile(tiny_model_cfg, to
     logits = predict(model, rows, 2, 0, CPU, compile_settings=one)
     assert len(compiled_graphs) == shapes
     np.testing.assert_allclose(logits, predict(model, rows, 2, 0, CPU), rtol=0, atol=1e-5)
+
+
+def test_padding_share_counts_the_padded_positions():
+    lengths = [3, 5, 8, 2]
+    batches = [[0, 1], [2, 3]]  # widths 5 and 8; bucketed to 8: 8 and 8
+    assert padding_share(lengths, batches, 1) == (10 + 16 - 18) / 26
+    assert padding_share(lengths, batches, 8) == (16 + 16 - 18) / 32
+    assert padding_share(lengths, [], 8) == 0.0
