@@ -40,15 +40,20 @@ WIDTH = 100
 Change = dict  # one metric's {"old": ..., "new": ..., "diff": ...} in `dvc metrics diff --json`
 
 
-def metrics_diff(revisions: Sequence[str]) -> dict[str, dict[str, Change]]:
-    """`dvc metrics diff --json [a [b]]`: file -> metric -> change."""
+def dvc_diff(kind: str, revisions: Sequence[str]) -> dict[str, dict[str, Change]]:
+    """`dvc <kind> diff --json [a [b]]` (kind: metrics or params): file -> key -> change."""
     found = subprocess.run(
-        ["dvc", "metrics", "diff", "--json", *revisions], capture_output=True, text=True
+        ["dvc", kind, "diff", "--json", *revisions], capture_output=True, text=True
     )
     if found.returncode != 0:
         why = (found.stderr.strip().splitlines() or ["no output"])[-1]
-        raise PipelineError(f"dvc metrics diff {' '.join(revisions)} failed: {why}")
+        raise PipelineError(f"dvc {kind} diff {' '.join(revisions)} failed: {why}")
     return json.loads(found.stdout or "{}")
+
+
+def metrics_diff(revisions: Sequence[str]) -> dict[str, dict[str, Change]]:
+    """`dvc metrics diff --json [a [b]]`: file -> metric -> change."""
+    return dvc_diff("metrics", revisions)
 
 
 def _number(value, digits: int = 4) -> str:
@@ -61,13 +66,7 @@ def _number(value, digits: int = 4) -> str:
 
 def params_diff(revisions: Sequence[str]) -> dict[str, dict[str, Change]]:
     """`dvc params diff --json [a [b]]`: file -> parameter -> change."""
-    found = subprocess.run(
-        ["dvc", "params", "diff", "--json", *revisions], capture_output=True, text=True
-    )
-    if found.returncode != 0:
-        why = (found.stderr.strip().splitlines() or ["no output"])[-1]
-        raise PipelineError(f"dvc params diff {' '.join(revisions)} failed: {why}")
-    return json.loads(found.stdout or "{}")
+    return dvc_diff("params", revisions)
 
 
 def _columns(name: str, width: int, rest: str) -> list[str]:
