@@ -14,6 +14,7 @@ loop on every workload, and the paper profile projected at <= 1.5 h.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -77,9 +78,9 @@ def write_records(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m benchmarks.gpu_records OUT (the folder gpu_check.sh wrote)")
-    out = Path(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the folder gpu_check.sh wrote")
+    out = parser.parse_args().out
     missing = [run for run in RUNS if not (out / f"{run}.json").exists()]
     if missing:
         sys.exit(f"{out}: no {', '.join(m + '.json' for m in missing)}; see the step logs there")

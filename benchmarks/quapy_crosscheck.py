@@ -27,7 +27,10 @@ the called type's (`confidence`), so PACC is not run.
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -177,6 +180,14 @@ def crosscheck() -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(
+        description=f"The share correction against QuaPy's ACC; writes {RECORD}."
+    ).parse_args()
+    if importlib.util.find_spec("quapy") is None:
+        sys.exit(
+            "error: QuaPy is not installed here; run this with a Python that has it "
+            "(this module's docstring says how)"
+        )
     text = crosscheck() + "\n"
     write_text(RECORD, text)
     print(text, end="")
