@@ -7,32 +7,18 @@ from __future__ import annotations
 import dataclasses
 import shutil
 
-import pytest
 import yaml
 
 from pipeline.claims import measurement_pins
-from pipeline.claims.evaluate import declared_claims
 from pipeline.claims.measurement_pins import (
-    FIXTURE_TASKS,
     GATE_SETTINGS,
     SETTINGS,
     family,
-    fixture_relations,
     settings,
 )
 from pipeline.claims.registry import registered_claims, registry_digest
 from pipeline.claims.rules import Estimate
 from pipeline.dag.declarations import STAGES
-
-
-@pytest.fixture(scope="module")
-def fixture_claims():
-    return declared_claims(FIXTURE_TASKS, fixture_relations())
-
-
-@pytest.fixture(scope="module")
-def committed(fixture_claims) -> str:
-    return registry_digest(fixture_claims)
 
 
 def test_changing_the_label_folders_moves_the_digest(tmp_path, monkeypatch, committed):

@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
 from scipy.stats import t as student_t
 
 from pipeline.claims import evaluate, measurement_pins, rules, seeds, validity
-from pipeline.claims.evaluate import declared_claims
-from pipeline.claims.measurement_pins import FIXTURE_TASKS, fixture_relations, settings
+from pipeline.claims.measurement_pins import settings
 from pipeline.claims.registry import registered_claims, registry_digest
-
-
-@pytest.fixture(scope="module")
-def fixture_claims():
-    return declared_claims(FIXTURE_TASKS, fixture_relations())
-
-
-@pytest.fixture(scope="module")
-def committed(fixture_claims) -> str:
-    return registry_digest(fixture_claims)
 
 
 class _Normal:
