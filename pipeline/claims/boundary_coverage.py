@@ -29,14 +29,12 @@ population with boundary maps, where today's and the design-weighted error rates
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from pipeline.claims.coverage import LOWEST_COVERAGE, write_simulated_table
+from pipeline.claims.coverage import LOWEST_COVERAGE, rows_on_every_core, write_simulated_table
 from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
@@ -167,8 +165,7 @@ def boundary_table(replicates: int = REPLICATES) -> str:
     """Every row as the Markdown table docs/statistics.md shows, the rows computed on every
     core (each is seeded on its own, so the table does not depend on how many)."""
     grid = [(c, k, m, replicates) for c in CLASSIFIERS for k in SEED_COUNTS for m in MULTIPLES]
-    with ProcessPoolExecutor(os.cpu_count()) as pool:
-        rows = list(pool.map(boundary_row, *zip(*grid, strict=True)))
+    rows = rows_on_every_core(boundary_row, grid)
     return "\n".join([HEADER, "|---|---|---|---|---|---|---|---|", *rows])
 
 

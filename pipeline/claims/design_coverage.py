@@ -25,8 +25,6 @@ table took 15 minutes on 2 shared cores.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +39,7 @@ from pipeline.claims.boundary_coverage import (
     TYPES,
     BoundaryCoverage,
 )
-from pipeline.claims.coverage import write_simulated_table
+from pipeline.claims.coverage import rows_on_every_core, write_simulated_table
 from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
@@ -245,8 +243,7 @@ def design_table(replicates: int = REPLICATES) -> str:
         for k in SEED_COUNTS
         for m in MULTIPLES
     ]
-    with ProcessPoolExecutor(os.cpu_count()) as pool:
-        rows = list(pool.map(design_row, *zip(*grid, strict=True)))
+    rows = rows_on_every_core(design_row, grid)
     return "\n".join([HEADER, "|---|---|---|---|---|---|---|---|---|---|", *rows])
 
 
