@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch._dynamo import register_backend
 
 from pipeline.ablation.importance import head_importance, pruning_curve
 from pipeline.ablation.sweep import Ablation, head_ablations, layer_ablations, sweep
@@ -18,31 +17,18 @@ from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.schema import CompileConfig, load_task
 from tests.support.ablation_models import SHAPE, seven_rows, strong_classifier
+from tests.support.compile_counting import counting_backend, fresh_compilations
 
 TOLERANCE = 1e-5  # logits and normalised importance, compiled vs eager (float32)
-compiled_graphs: list[int] = []
-
-
-@register_backend
-def graph_counting_aot_eager(graph: torch.fx.GraphModule, example_inputs):
-    """aot_eager, counting the graphs it compiles."""
-    compiled_graphs.append(len(example_inputs))
-    return torch._dynamo.lookup_backend("aot_eager")(graph, example_inputs)
-
-
-COMPILED = CompileConfig(enabled=True, pad_multiple=8, backend="graph_counting_aot_eager")
+COMPILED, compiled_graphs = counting_backend("graph_counting_aot_eager")
 LABELS = np.array([0, 1, 1, 0, 1, 0, 0])
 
 
 @pytest.fixture(autouse=True)
-def fresh_compilations():
-    """No graph left from another test, and a step that would fall back to eager (past
-    dynamo's recompile limit) fails instead of passing the counts below unseen."""
-    torch._dynamo.reset()
-    compiled_graphs.clear()
-    with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+def fresh():
+    """No graph left from another test; recompiling past the limit fails."""
+    with fresh_compilations(compiled_graphs):
         yield
-    torch._dynamo.reset()
 
 
 def fresh_layerwise(tiny_model_cfg, tokenizer) -> Layerwise:

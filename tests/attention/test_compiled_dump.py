@@ -8,32 +8,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import torch
-from torch._dynamo import register_backend
 
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.dump_attention import dump_task, tokenize_examples, window_batches
 from pipeline.attention.engine import attach
 from pipeline.attention.store import AttentionStore
-from pipeline.core.schema import CompileConfig, load_task
+from pipeline.core.schema import load_task
 from pipeline.models.compilation import batch_shapes, compiled
 from pipeline.models.loading import load_classifier
 from tests.support.ablation_models import seven_rows
 from tests.support.builders import group_settings
+from tests.support.compile_counting import counting_backend, fresh_compilations
 
 MAPS_TOLERANCE = 1e-6  # float32 maps and norms, compiled vs eager
 STORE_TOLERANCE = 2**-10  # one float16 step below 1: a rounding may land on either side
-dump_graphs: list[int] = []
-
-
-@register_backend
-def dump_counting_aot_eager(graph: torch.fx.GraphModule, example_inputs):
-    """aot_eager, counting the graphs it compiles."""
-    dump_graphs.append(len(example_inputs))
-    return torch._dynamo.lookup_backend("aot_eager")(graph, example_inputs)
-
-
-COMPILED = CompileConfig(enabled=True, pad_multiple=8, backend="dump_counting_aot_eager")
+COMPILED, dump_graphs = counting_backend("dump_counting_aot_eager")
 SENTENCES = [
     ("The cat sat on the mat.", "A cat was sitting on a mat."),
     ("Stocks fell sharply on Monday after the report.", "The report came out."),
@@ -46,13 +35,10 @@ SENTENCES = [
 
 
 @pytest.fixture(autouse=True)
-def fresh_compilations():
-    """No graph left from another test; a pass past dynamo's recompile limit fails."""
-    torch._dynamo.reset()
-    dump_graphs.clear()
-    with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):
+def fresh():
+    """No graph left from another test; recompiling past the limit fails."""
+    with fresh_compilations(dump_graphs):
         yield
-    torch._dynamo.reset()
 
 
 def test_compiled_capture_equals_eager_within_rounding(tiny_model_cfg, tokenizer):
