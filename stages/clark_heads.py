@@ -10,6 +10,7 @@ outputs/figures/clark_heads/<task>/seed<seed>/ (figures):
   uniform baseline (Sec. 3.3);
 - clusters.csv / clusters.png: the 2-D MDS embedding of the heads' Jensen-Shannon distances,
   with behaviour labels (Sec. 6); the distances themselves in distances.csv;
+- sep_by_layer.png: each layer's attention to [SEP] with its interval (Sec. 3, Fig. 2);
 and the headline numbers in outputs/metrics/clark_heads/<task>/seed<seed>.json. Layers and heads are
 numbered from 1 in every output. `clark_heads.measure` reads the maps as weights (default),
 value-weighted norms or rollout (pipeline/attention/measures.py). The analysis is

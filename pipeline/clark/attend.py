@@ -14,6 +14,10 @@ with s the [SEP] positions and p the "." and "," positions (a piece's word mark,
 RoBERTa's "Ġ" or ALBERT's "▁", ignored). The values are averaged over examples. [CLS] is the
 first special token, [SEP] every later one (read from word ids, so other models' special
 tokens work too).
+
+Each layer's attention to [SEP] (its heads' mean `sep`, averaged over examples) also gets a
+95% interval bootstrapped over the examples (`sep_by_layer`): Clark et al. find over half
+of the attention of the middle layers going to [SEP] (Sec. 3, Fig. 2).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.attention.pieces import piece_text
+from pipeline.core.stats import Interval, bootstrap_interval
 
 TARGETS = ("cls", "sep", "punct", "self", "previous", "next", "sep->sep", "other->sep")
 
@@ -59,6 +64,7 @@ class TargetAttention:
         self.punctuation = tuple(punctuation)
         self.sums = np.zeros((len(TARGETS), num_layers, num_heads))
         self.examples = np.zeros(len(TARGETS), dtype=np.int64)
+        self.sep_layers: list[np.ndarray] = []  # per example with a [SEP]: [L], heads' mean
 
     def add(self, maps: np.ndarray, tokens: Sequence[str], word_ids: Sequence[int]) -> None:
         """One example: maps float [L, H, n, n]."""
@@ -67,8 +73,24 @@ class TargetAttention:
             mask, queries = masks[target]
             if queries == 0:
                 continue  # e.g. sep->sep in a model without [SEP]
-            self.sums[t] += (maps * mask).sum((-2, -1)) / queries  # [L, H]
+            average = (maps * mask).sum((-2, -1)) / queries  # [L, H]
+            self.sums[t] += average
             self.examples[t] += 1
+            if target == "sep" and mask.any():
+                self.sep_layers.append(average.mean(-1))
+
+    def sep_by_layer(self, resamples: int, seed: int) -> list[Interval]:
+        """Each layer's attention to [SEP] (its heads' mean, averaged over the examples that
+        have a [SEP]) with its 95% interval bootstrapped over those examples; one Interval per
+        layer, first layer first. Needs two or more such examples."""
+        per_example = np.stack(self.sep_layers)  # [E, L]
+        return bootstrap_interval(
+            lambda rows: rows.mean(axis=-2),  # [..., E, L] -> [..., L]
+            per_example,
+            n_resamples=resamples,
+            seed=seed,
+            vectorized=True,
+        )
 
     def table(self) -> pd.DataFrame:
         """Long table: layer, head, target, attention (0-based layers and heads)."""

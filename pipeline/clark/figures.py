@@ -73,6 +73,24 @@ def targets_per_layer(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
+def sep_by_layer(layers: list[Interval]) -> plt.Figure:
+    """Each layer's attention to [SEP] with its interval (Clark et al. Fig. 2's [SEP] panel),
+    against one half."""
+    figure, ax = plt.subplots(figsize=(6, 3.5))
+    numbers = np.arange(1, len(layers) + 1)
+    estimate = np.array([i.estimate for i in layers])
+    errors = np.array([[i.estimate - i.low for i in layers], [i.high - i.estimate for i in layers]])
+    ax.errorbar(numbers, estimate, yerr=errors, fmt="o-", capsize=3, label="layer mean, 95% CI")
+    ax.axhline(0.5, color="C3", ls="--", label="one half")
+    ax.set_xticks(numbers, [layer_name(n - 1) for n in numbers])
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("avg. attention to [SEP]")
+    ax.legend(loc="upper left", fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
 def entropy_per_layer(table: pd.DataFrame) -> plt.Figure:
     """Head entropies per layer against uniform attention (Clark et al. Fig. 4), and [CLS]'s."""
     figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)

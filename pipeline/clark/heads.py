@@ -4,7 +4,8 @@ One pass over the stored maps feeds three running sums: each head's attention to
 target (`attend`), its entropy (`entropy`) and the Jensen-Shannon distances between heads
 (`clustering`), and each example's same- and different-layer distance means. From them
 come the tables the stage writes, the MDS embedding with the heads' behaviour labels, and
-the headline numbers, among them `same_layer_margin` with its interval over examples.
+the headline numbers, among them `same_layer_margin` and each layer's attention to [SEP]
+(`sep_attention.L<n>`, layers from 1), each with its interval over examples.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from pipeline.clark.clustering import (
     same_layer_margin,
 )
 from pipeline.clark.entropy import HeadEntropy
-from pipeline.core.head_names import head_name, numbered_from_one
+from pipeline.core.head_names import head_name, layer_name, numbered_from_one
 from pipeline.core.io import Captioned
 from pipeline.core.schema import ClarkHeadsConfig
+from pipeline.core.stats import Interval
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,7 @@ class HeadsReport:
     distances: pd.DataFrame  # head (L1-H1 names), then one column per head: D(row, column)
     metrics: dict[str, float | int]
     examples: int  # examples read from the store
+    sep_layers: list[Interval]  # each layer's attention to [SEP], first layer first (or none)
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -86,8 +89,9 @@ def analyse_heads(
     holds the `focus` and `broad` thresholds of the behaviour labels
     (pipeline.clark.clustering.behaviours); `settings.measure` reads the maps as weights,
     value-weighted norms or rollout (pipeline.attention.measures);
-    `settings.bootstrap_resamples` sets the interval of `same_layer_margin` (left out when a
-    layer has one head, the model one layer, or the store one example)."""
+    `settings.bootstrap_resamples` sets the intervals of `same_layer_margin` (left out when a
+    layer has one head, the model one layer, or the store one example) and of each layer's
+    attention to [SEP] (left out with fewer than two examples that have a [SEP])."""
     variant, num_examples = settings.variant, settings.num_examples
     store = measure_store(store, settings.measure)
     num_layers, num_heads = store.shape
@@ -119,6 +123,11 @@ def analyse_heads(
             np.stack(pair_means), np.asarray(lengths), settings.bootstrap_resamples, seed
         )
         metrics |= margin.as_dict("same_layer_margin")
+    sep_layers = []
+    if len(targets.sep_layers) > 1:
+        sep_layers = targets.sep_by_layer(settings.bootstrap_resamples, seed)
+        for layer, interval in enumerate(sep_layers):  # 0-based: named L1, L2, ...
+            metrics |= interval.as_dict(f"sep_attention.{layer_name(layer)}")
     log.info("clark_heads %s: %s", task, metrics)
     return HeadsReport(
         targets=target_table,
@@ -127,6 +136,7 @@ def analyse_heads(
         distances=pd.DataFrame(distances, index=names, columns=names).reset_index(names="head"),
         metrics=metrics,
         examples=len(examples),
+        sep_layers=sep_layers,
     )
 
 
@@ -137,7 +147,7 @@ def heads_figures(
     where = f"{task}, {settings.variant} {model}, {report.examples} dev examples"
     setup = {"variant": settings.variant, "examples": report.examples}
     behaviour = {"focus": settings.behaviour.focus, "broad": settings.behaviour.broad}
-    return {
+    drawn = {
         "targets": Captioned(
             figures.targets_per_layer(report.targets),
             f"Average attention of each head (dots) and layer mean (line) to each token type "
@@ -156,3 +166,12 @@ def heads_figures(
             setup | behaviour,
         ),
     }
+    if report.sep_layers:
+        drawn["sep_by_layer"] = Captioned(
+            figures.sep_by_layer(report.sep_layers),
+            f"Each layer's attention to [SEP] (its heads' mean) with 95% intervals over the "
+            f"examples, against one half: Clark et al. find over half in the middle layers "
+            f"(6-10 of 12) ({where}).",
+            setup | {"bootstrap_resamples": settings.bootstrap_resamples},
+        )
+    return drawn

@@ -80,7 +80,16 @@ def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
     layer_two_cls = report.targets.query("layer == 1 and target == 'cls'")["attention"]
     assert layer_two_cls.tolist() == pytest.approx([1.0, 1.0])
     margin = {k: v for k, v in report.metrics.items() if k.startswith("same_layer_margin")}
-    assert report.metrics == headline(report.targets, report.entropy) | {"examples": 2} | margin
+    sep = {k: v for k, v in report.metrics.items() if k.startswith("sep_attention.")}
+    assert sorted(sep) == sorted(f"sep_attention.L{n}{end}" for n in (1, 2)
+                                 for end in ("", "_ci_low", "_ci_high"))  # fmt: skip
+    # layer 1: the previous-token head's "b" attends to the [SEP] before it (1 query of 6),
+    # the [CLS] head never: 1/12; layer 2 attends to [CLS] alone
+    assert sep["sep_attention.L1"] == pytest.approx(1 / 12)
+    assert sep["sep_attention.L2"] == sep["sep_attention.L2_ci_high"] == 0.0
+    assert report.metrics == (
+        headline(report.targets, report.entropy) | {"examples": 2} | margin | sep
+    )
     # same-layer pairs: L1-H1/L1-H2 apart, L2-H1/L2-H2 alike; across layers, half the pairs
     # are apart (L1-H2 with both of layer 2): both means are half the gap, the margin 0
     assert margin["same_layer_margin"] == pytest.approx(0.0, abs=1e-4)

@@ -32,3 +32,24 @@ def test_target_masks_and_averages():
     assert table.loc[2, "self"] == pytest.approx(4 / 6)
     assert table.loc[2, "sep->sep"] == 1.0 and table.loc[2, "other->sep"] == 0.0
     assert table.loc[1, "other->sep"] == pytest.approx(2 / 4)  # "." -> [SEP], "b" -> [SEP]
+
+
+def test_each_layers_attention_to_sep_is_averaged_over_examples_with_an_interval():
+    n = len(TOKENS)  # [CLS] a . [SEP] b [SEP]
+    to_sep, to_cls = np.zeros((n, n)), np.zeros((n, n))
+    to_sep[:, [3, 5]] = 0.5  # every query splits its attention between the two [SEP]s
+    to_cls[:, 0] = 1.0
+    targets = TargetAttention(2, 2, [".", ","])
+    # layer 1: both heads to [SEP] in the first example, one head in the second; layer 2: none
+    targets.add(
+        np.stack([np.stack([to_sep, to_sep]), np.stack([to_cls, to_cls])]), TOKENS, WORD_IDS
+    )
+    targets.add(
+        np.stack([np.stack([to_sep, to_cls]), np.stack([to_cls, to_cls])]), TOKENS, WORD_IDS
+    )
+    # an input without a [SEP] (every word id set) adds nothing to the [SEP] averages
+    targets.add(np.zeros((2, 2, n, n)), TOKENS, [0] * n)
+    layer_one, layer_two = targets.sep_by_layer(resamples=200, seed=0)
+    assert layer_one.estimate == pytest.approx(0.75)  # (1 + 0.5) / 2
+    assert 0.5 <= layer_one.low < 0.75 < layer_one.high <= 1.0
+    assert (layer_two.estimate, layer_two.low, layer_two.high) == (0.0, 0.0, 0.0)
