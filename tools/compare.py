@@ -31,7 +31,8 @@ from pathlib import PurePosixPath
 
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
-from pipeline.dag.declarations import OUTPUTS, DvcPlot, stage
+from pipeline.dag.declarations import stage
+from pipeline.dag.stage import OUTPUTS, DvcPlot
 
 CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict

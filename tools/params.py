@@ -12,7 +12,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pipeline.core import schema  # noqa: F401  (registers the typed config)
+from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.config import CONF_DIR
 
 

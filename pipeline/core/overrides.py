@@ -12,8 +12,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.core.config import CONF_DIR, check_option
+from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import Config
 
 # Config groups whose values are checked before any job starts.
 CHECKED_GROUPS = ("task", "model", "experiment")

@@ -39,6 +39,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core import input_keys, layout
 from pipeline.core.config import CONF_DIR, check_option
+from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import (
     close_progress_bars,
@@ -52,7 +53,7 @@ from pipeline.core.failure import (
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.overrides import check_overrides
-from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
+from pipeline.core.schema import TaskConfig, load_task, seed_in_seeds
 
 if TYPE_CHECKING:
     import pandas as pd
