@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.dag.declarations import stage
-from pipeline.dag.stage import OUTPUTS, DvcPlot
+from pipeline.dag.stage_types import OUTPUTS, DvcPlot
 
 CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict

@@ -4,7 +4,7 @@
 that runs it, its report section, the results it writes (typed), and the claims that read
 them. Nothing lists the packages; `names()` finds them, and the generated files (dvc.yaml,
 params.yaml, the config's defaults list, the report's sections, the claims table) are built
-from what they declare (pipeline/analyses/analysis.py, registry.py).
+from what they declare (pipeline/analyses/analysis.py, groups.py, catalog.py).
 
 Beside this folder, each folder that $DARK_SECRETS_ANALYSES names (several: separated by
 `os.pathsep`) is scanned too: a folder of analysis packages laid out as this one, with their

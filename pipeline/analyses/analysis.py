@@ -1,16 +1,17 @@
 """What an analysis package declares, in two modules of its own:
 
 - `settings.py` (where the analysis owns a config group): the group's schema dataclasses and
-  `SETTINGS = Settings(group, schema)`; the group's values are conf/<group>/default.yaml.
-- `declaration.py`: `ANALYSIS = Analysis(stage, section)`, the DVC stage that runs it
-  (pipeline/dag/stage.py) and the report section that shows its results.
+  `SETTINGS = Settings(group, schema)` (pipeline/analyses/groups.py); the group's values are
+  conf/<group>/default.yaml.
+- `declaration.py`: `ANALYSIS = Analysis(stage, section)` (below), the DVC stage that runs it
+  (pipeline/dag/stage_types.py) and the report section that shows its results.
 
 They stand apart because a stage's run composes the whole config, so it loads every
 group's schema (each `settings.py`), but no other stage's declaration: editing a stage's
 declaration reruns no stage's code (only dvc.yaml, which it generates, changes), while
 editing a group's schema reruns what composes it, as a schema change must. An analysis
 without a stage (a claim that reads other stages' results) declares `Analysis()`, or no
-declaration at all. pipeline/analyses/registry.py collects the declarations.
+declaration at all. pipeline/analyses/catalog.py collects the declarations.
 """
 
 from __future__ import annotations
@@ -19,17 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pipeline.dag.stage import Stage
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A config group an analysis owns: `group` is its key in the composed config (and the
-    folder conf/<group>/ of its values), `schema` the dataclass that types it. A group has one
-    owner; another analysis may read it (patterns_apply reads patterns_train's `patterns`)."""
-
-    group: str
-    schema: type
+    from pipeline.dag.stage_types import Stage
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,20 @@ config, and so runs this scan (pipeline/analyses/analysis.py says why the two st
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pipeline.analyses import conf_dir, folder, names, part
-from pipeline.analyses.analysis import Settings
 from pipeline.core.errors import PipelineError
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A config group an analysis owns: `group` is its key in the composed config (and the
+    folder conf/<group>/ of its values), `schema` the dataclass that types it. A group has one
+    owner; another analysis may read it (patterns_apply reads patterns_train's `patterns`)."""
+
+    group: str
+    schema: type
 
 
 def groups() -> tuple[Settings, ...]:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-from pipeline.analyses.registry import sections
+from pipeline.analyses.catalog import sections
 from pipeline.report.verdicts import headline, verdict_chart
 
 # Report order and headings: each analysis's section (pipeline/analyses/<name>/declaration.py),

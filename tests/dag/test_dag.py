@@ -21,7 +21,7 @@ import yaml
 from pipeline.dag import declarations
 from pipeline.dag.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
 from pipeline.dag.imports import REPO, code_deps, imported_modules, runtime_imports
-from pipeline.dag.stage import Upstream
+from pipeline.dag.stage_types import Upstream
 from tests.support.dag_stages import A_SEED, A_TASK, code_in_deps, dvc_stages, stage_module
 
 

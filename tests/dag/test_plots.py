@@ -10,7 +10,7 @@ import yaml
 
 from pipeline.core import layout
 from pipeline.dag.declarations import STAGES
-from pipeline.dag.stage import OUTPUTS, Per
+from pipeline.dag.stage_types import OUTPUTS, Per
 from tests.support.paths import REPO
 
 

@@ -137,7 +137,7 @@ from dataclasses import dataclass
 
 from omegaconf import MISSING
 
-from pipeline.analyses.analysis import Settings
+from pipeline.analyses.groups import Settings
 
 
 @dataclass
@@ -151,7 +151,7 @@ SETTINGS = Settings("toy", ToyConfig)
 TOY_DECLARATION = '''"""The declaration of analysis toy."""
 
 from pipeline.analyses.analysis import Analysis, Section
-from pipeline.dag.stage import Per, Stage
+from pipeline.dag.stage_types import Per, Stage
 
 ANALYSIS = Analysis(
     stage=Stage("toy", Per.TASK_SEED, ("toy",)),

@@ -15,7 +15,7 @@ SETTINGS = """from dataclasses import dataclass
 
 from omegaconf import MISSING
 
-from pipeline.analyses.analysis import Settings
+from pipeline.analyses.groups import Settings
 
 
 @dataclass
@@ -27,7 +27,7 @@ SETTINGS = Settings("{group}", ToyConfig)
 """
 
 DECLARATION = """from pipeline.analyses.analysis import Analysis, Section
-from pipeline.dag.stage import Per, Stage, Upstream
+from pipeline.dag.stage_types import Per, Stage, Upstream
 
 ANALYSIS = Analysis(
     stage=Stage("{stage}", Per.TASK_SEED, ("{group}",), inputs=(Upstream("ablate", "metrics"),)),

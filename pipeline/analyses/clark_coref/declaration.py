@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis, Section
-from pipeline.dag.stage import DvcPlot, Per, Stage, data_digest
+from pipeline.dag.stage_types import DvcPlot, Per, Stage, data_digest
 
 ANALYSIS = Analysis(
     stage=Stage(

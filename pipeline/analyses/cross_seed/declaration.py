@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis, Section
-from pipeline.dag.stage import Per, Stage, Upstream
+from pipeline.dag.stage_types import Per, Stage, Upstream
 
 ANALYSIS = Analysis(
     stage=Stage(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis
 from pipeline.core import layout
-from pipeline.dag.stage import READERS_GROUPS, Per, Stage, data_digest
+from pipeline.dag.stage_types import READERS_GROUPS, Per, Stage, data_digest
 
 ANALYSIS = Analysis(
     stage=Stage(

@@ -7,7 +7,7 @@ from typing import Optional
 
 from omegaconf import MISSING
 
-from pipeline.analyses.analysis import Settings
+from pipeline.analyses.groups import Settings
 from pipeline.core.schema import CapturedMeasure, Quantize
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.

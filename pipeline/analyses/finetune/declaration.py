@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis, Section
 from pipeline.core import layout
-from pipeline.dag.stage import DATA, MODEL, OUTPUTS, SEED, TASK, DvcPlot, Per, Stage
+from pipeline.dag.stage_types import DATA, MODEL, OUTPUTS, SEED, TASK, DvcPlot, Per, Stage
 
 ANALYSIS = Analysis(
     stage=Stage(

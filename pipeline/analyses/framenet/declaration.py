@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis, Section
-from pipeline.dag.stage import DATA, MODEL, Per, Stage
+from pipeline.dag.stage_types import DATA, MODEL, Per, Stage
 
 ANALYSIS = Analysis(
     stage=Stage(

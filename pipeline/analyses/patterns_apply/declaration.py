@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis, Section
 from pipeline.core import layout
-from pipeline.dag.stage import OUTPUTS, SEED, STORE, DvcPlot, Per, Stage, Upstream
+from pipeline.dag.stage_types import OUTPUTS, SEED, STORE, DvcPlot, Per, Stage, Upstream
 
 ANALYSIS = Analysis(
     stage=Stage(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis, Section
 from pipeline.core import layout
-from pipeline.dag.stage import DATA, OUTPUTS, DvcPlot, Per, Stage
+from pipeline.dag.stage_types import DATA, OUTPUTS, DvcPlot, Per, Stage
 
 ANALYSIS = Analysis(
     stage=Stage(

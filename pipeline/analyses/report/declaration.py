@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.analyses.analysis import Analysis
 from pipeline.core import layout
-from pipeline.dag.stage import OUTPUTS, Per, Stage
+from pipeline.dag.stage_types import OUTPUTS, Per, Stage
 
 ANALYSIS = Analysis(
     stage=Stage(

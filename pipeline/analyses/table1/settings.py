@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from omegaconf import MISSING
 
-from pipeline.analyses.analysis import Settings
+from pipeline.analyses.groups import Settings
 
 
 @dataclass

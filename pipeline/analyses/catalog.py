@@ -13,7 +13,7 @@ from pipeline.analyses import folder, names, part
 from pipeline.analyses.analysis import Analysis
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError
-from pipeline.dag.stage import OUTPUTS, Stage, Upstream
+from pipeline.dag.stage_types import OUTPUTS, Stage, Upstream
 
 
 def analyses() -> dict[str, Analysis]:
