@@ -164,6 +164,7 @@ CHECKS = [
     "tests/stages/test_stages.py::test_every_stage_module_only_wires",
     "tests/core/test_config.py::test_every_config_group_is_typed",
     "tests/core/test_config.py::test_params_yaml_equals_default_composition",
+    "tests/analyses/test_registry.py::test_the_defaults_list_of_conf_config_yaml_is_generated",
 ]
 
 
@@ -195,6 +196,10 @@ def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     assert (root / "outputs/metrics/toy/sst2/seed42.json").read_text() == (
         '{\n  "scaled_labels": 6\n}\n'
     )
+
+    assert "  - toy: default\n" in (root / "conf/config.yaml").read_text()
+    shown = "from pipeline.report.html import SECTIONS; print(SECTIONS['toy'])"
+    assert run_ok([sys.executable, "-c", shown], root, env) == "Toy: the label names of each task\n"
 
     checked = run_ok([sys.executable, "-m", "pytest", "-v", *CHECKS], root, env)
     assert "test_code_deps_are_exactly_the_imported_files[toy@sst2-42] PASSED" in checked
