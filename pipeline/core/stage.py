@@ -75,7 +75,7 @@ DATA_PRODUCERS = ("prepare", "framenet_data")  # their inputs lie under paths.da
 class StageRun:
     """One run of a stage: its config and where it reads and writes."""
 
-    cfg: DictConfig  # typed by the schema (pipeline/core/schema.py) on construction
+    cfg: DictConfig  # typed by the schema (pipeline/core/config_schema.py) on construction
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
     seed_item: int | None = None  # `--seed`: the item of `seeds` a per-(task, seed) stage runs
@@ -352,8 +352,8 @@ def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
 
 
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
-    """`cfg` checked against the schema (pipeline/core/schema.py); a wrong type or unknown key
-    fails in one line naming it."""
+    """`cfg` checked against the schema (pipeline/core/config_schema.py); a wrong type or
+    unknown key fails in one line naming it."""
     try:
         return OmegaConf.merge(OmegaConf.structured(Config), cfg)
     except OmegaConfBaseException as error:

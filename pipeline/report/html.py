@@ -282,8 +282,8 @@ INLINE_CODE = re.compile(r"`([^`]+)`")
 
 
 def section_title(stage: str) -> str:
-    """The heading of a stage's section (SECTIONS), or, for a folder no stage declares, what
-    it is and its name."""
+    """The heading of a stage's section (SECTIONS: its analysis's declared `Section`), or, for
+    a folder no analysis declares a section for, what it is and its name."""
     return SECTIONS.get(stage, f"Results of {stage} (a folder no stage of this report names)")
 
 

@@ -220,9 +220,10 @@ def schema_default(field: Field) -> bool:
 
 
 def test_every_setting_takes_its_value_from_conf_alone() -> None:
-    """Each setting's value lives in conf/ and its type in pipeline/core/schema.py, with no
-    second default there: a default in the schema would be a value that editing it may
-    silently not change (conf/ overrides it) or that conf/ silently lacks."""
+    """Each setting's value lives in conf/ and its type in its schema dataclass (the composed
+    schema, pipeline/core/config_schema.py), with no second default there: a default in the
+    schema would be a value that editing it may silently not change (conf/ overrides it) or
+    that conf/ silently lacks."""
     keys = [key for key, _ in schema_fields(config_schema.Config)]
     assert {"seed", "ablate.mode", "analyze.token_types{}.pos", "prepare.min_rows{}.train"} <= set(
         keys
