@@ -7,9 +7,10 @@
   (pipeline/dag/stage_types.py) and the report section that shows its results.
 
 They stand apart because a stage's run composes the whole config, so it loads every
-group's schema (each `settings.py`), but no other stage's declaration: editing a stage's
-declaration reruns no stage's code (only dvc.yaml, which it generates, changes), while
-editing a group's schema reruns what composes it, as a schema change must. An analysis
+group's schema (each `settings.py`), but no stage's declaration: editing a declaration
+reruns only the report (which shows the sections) and changes dvc.yaml where the stage's
+entry changes, while editing a group's schema reruns what composes it, as a schema change
+must. An analysis
 without a stage (a claim that reads other stages' results) declares `Analysis()`, or no
 declaration at all. pipeline/analyses/catalog.py collects the declarations.
 """

@@ -82,6 +82,11 @@ def test_a_toy_analysis_in_a_folder_of_its_own_reaches_every_generated_file(tmp_
             "analysis toy declares stage `toys`; a stage is named as its package: rename",
         ),
         ({}, None, "analysis toy: its config group `toy` has no toy/default.yaml in"),
+        (
+            {"reads": "ablation"},
+            "toy",
+            "analysis toy reads stage `ablation`, which no analysis declares; declare it or fix",
+        ),
     ],
 )
 def test_a_declaration_error_fails_in_one_line_naming_the_package(

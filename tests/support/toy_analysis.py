@@ -30,20 +30,24 @@ DECLARATION = """from pipeline.analyses.analysis import Analysis, Section
 from pipeline.dag.stage_types import Per, Stage, Upstream
 
 ANALYSIS = Analysis(
-    stage=Stage("{stage}", Per.TASK_SEED, ("{group}",), inputs=(Upstream("ablate", "metrics"),)),
+    stage=Stage("{stage}", Per.TASK_SEED, ("{group}",), inputs=(Upstream("{reads}", "metrics"),)),
     section=Section("Toy: the label names of each task", 15),
 )
 """
 
 
-def write_toy(root: Path, name: str = "toy", group: str = "toy", stage: str = "toy") -> Path:
+def write_toy(
+    root: Path, name: str = "toy", group: str = "toy", stage: str = "toy", reads: str = "ablate"
+) -> Path:
     """Package `name` under `root`: it owns config group `group` and declares stage `stage`,
-    which reads the ablation's metrics, and a report section between the claims' sections."""
+    which reads the metrics of stage `reads`, and a report section between the claims'."""
     package = root / name
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(f'"""{name}: a toy analysis."""\n')
     (package / "settings.py").write_text(SETTINGS.format(group=group))
-    (package / "declaration.py").write_text(DECLARATION.format(stage=stage, group=group))
+    (package / "declaration.py").write_text(
+        DECLARATION.format(stage=stage, group=group, reads=reads)
+    )
     return package
 
 
