@@ -19,7 +19,8 @@ from pathlib import Path
 import torch
 from omegaconf import OmegaConf
 
-from pipeline.core.schema import FinetuneConfig, load_model, load_task
+from pipeline.analyses.finetune.settings import FinetuneConfig
+from pipeline.core.schema import load_model, load_task
 from pipeline.data import sources
 from pipeline.data.glue import read_local_split
 from pipeline.models.checkpoints import Checkpoints

@@ -199,7 +199,8 @@ def _rows(tokenizer, count: int, length: int):
 
 
 def measure_finetune(opts: dict[str, Any]) -> dict[str, float]:
-    from pipeline.core.schema import CompileConfig, FinetuneConfig, typed
+    from pipeline.analyses.finetune.settings import FinetuneConfig
+    from pipeline.core.schema import CompileConfig, typed
     from pipeline.models.training import predict, train
 
     tokenizer, model = _setup(opts)
@@ -325,8 +326,9 @@ def measure_ablate(opts: dict[str, Any]) -> dict[str, float]:
 
 
 def measure_analyze(opts: dict[str, Any]) -> dict[str, float]:
+    from pipeline.analyses.analyze.settings import AnalyzeConfig
     from pipeline.attention.store import AttentionStore
-    from pipeline.core.schema import AnalyzeConfig, typed
+    from pipeline.core.schema import typed
     from pipeline.kovaleva.analyze import analyze_task
 
     torch.set_num_threads(opts["threads"])

@@ -22,12 +22,13 @@ import torch
 from omegaconf import OmegaConf
 
 from pipeline.ablation.importance import gated_logits
+from pipeline.analyses.gates.settings import GatesConfig
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.rollout import rollout
 from pipeline.core.config import CONF_DIR
-from pipeline.core.schema import GatesConfig, load_model, load_task, typed
+from pipeline.core.schema import load_model, load_task, typed
 from pipeline.core.stage import primary_model
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.pattern_design import TODAY, conf_group, conf_settings, label_folders
-from pipeline.core.schema import PatternClassifier, PatternRule
+from pipeline.analyses.patterns_train.settings import PatternClassifier, PatternRule
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.train import TrainedClassifier, train_classifier
 

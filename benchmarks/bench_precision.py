@@ -22,11 +22,12 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
+from pipeline.analyses.finetune.settings import FinetuneConfig
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.config import CONF_DIR
 from pipeline.core.precision import autocast
-from pipeline.core.schema import FinetuneConfig, load_model, load_task, typed
+from pipeline.core.schema import load_model, load_task, typed
 from pipeline.core.stage import primary_model
 from pipeline.data.glue import read_split
 from pipeline.models.labelled import labelled_rows

@@ -65,14 +65,9 @@ from benchmarks.bench_cost import (
     matmul_gflops,
     profile_params,
 )
-from pipeline.core.schema import (
-    FinetuneConfig,
-    PrepareConfig,
-    TaskConfig,
-    load_model,
-    load_task,
-    typed,
-)
+from pipeline.analyses.finetune.settings import FinetuneConfig
+from pipeline.analyses.prepare.settings import PrepareConfig
+from pipeline.core.schema import TaskConfig, load_model, load_task, typed
 from pipeline.core.workers import shared_data, worker_pool
 from pipeline.data.batching import length_grouped_batches
 from pipeline.data.encoding import collate

@@ -73,9 +73,10 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from benchmarks.bench_cost import Shape, _clock, _rows, glue_folder, matmul_gflops, profile_params
 from benchmarks.bench_step import interleaved, padding, step_settings
+from pipeline.analyses.finetune.settings import FinetuneConfig
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import device_dtype, set_determinism
-from pipeline.core.schema import FinetuneConfig, ModelConfig, TaskConfig, load_model, load_task
+from pipeline.core.schema import ModelConfig, TaskConfig, load_model, load_task
 from pipeline.data.batching import length_grouped_batches
 from pipeline.data.encoding import collate
 from pipeline.data.glue import read_local_split

@@ -78,9 +78,9 @@ import torch
 from omegaconf import OmegaConf
 from sklearn.model_selection import StratifiedGroupKFold
 
+from pipeline.analyses.patterns_train.settings import PatternClassifier
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import atomic_path, write_table
-from pipeline.core.schema import PatternClassifier
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import inputs_of, pairs_of

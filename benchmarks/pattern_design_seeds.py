@@ -68,8 +68,8 @@ from benchmarks.pattern_design import (
     stage_network_map_epochs,
     subsets,
 )
+from pipeline.analyses.patterns_train.settings import PatternClassifier
 from pipeline.core.io import write_table
-from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns.train import LabelledSet, load_labelled_set
 
 FOLD_SEEDS = (43, 44, 45)

@@ -75,8 +75,8 @@ from benchmarks.pattern_design import (
     score_rows,
     subsets,
 )
+from pipeline.analyses.patterns_train.settings import PatternClassifier
 from pipeline.core.io import write_table
-from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.apply import seed_change
 from pipeline.kovaleva.patterns.cnn import PatternCNN, inputs_of, pairs_of, predict

@@ -12,7 +12,8 @@ the new interval) among those both runs judged, the claims that only one run has
 headline counts of the papers' findings, then how many numeric metrics changed per stage and
 the largest changes. `--plot`
 runs `dvc plots diff` on one table with the axes its stage declares (`DvcPlot` in
-pipeline/dag/declarations.py), or on one figure: dvc.yaml cannot list those of every task.
+pipeline/analyses/<stage>/declaration.py), or on one figure: dvc.yaml cannot list those of
+every task.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from pathlib import PurePosixPath
 
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
-from pipeline.dag.declarations import OUTPUTS, DvcPlot, stage
+from pipeline.dag.declarations import stage
+from pipeline.dag.stage_types import OUTPUTS, DvcPlot
 
 CLAIMS = str(layout.metrics(OUTPUTS, "claims"))  # outputs/metrics/claims.json
 HEADLINE = "verdicts.paper."  # claims.json's counts of the papers' findings, by verdict

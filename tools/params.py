@@ -12,13 +12,14 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pipeline.core import schema  # noqa: F401  (registers the typed config)
+from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.config import CONF_DIR
 
 
-def compose_params(overrides: list[str] | None = None) -> str:
-    """The YAML text DVC writes to params.yaml for these overrides."""
-    with initialize_config_dir(str(CONF_DIR), version_base=None):
+def compose_params(overrides: list[str] | None = None, conf_dir: Path = CONF_DIR) -> str:
+    """The YAML text DVC writes to params.yaml for these overrides (of the config in
+    `conf_dir`: the project's conf/, or a copy with a test's toy group)."""
+    with initialize_config_dir(str(conf_dir), version_base=None):
         cfg = compose(config_name="config", overrides=overrides or [])
     OmegaConf.resolve(cfg)
     return OmegaConf.to_yaml(cfg)

@@ -33,11 +33,12 @@ from pipeline.ablation.sweep import (
     sweep,
     sweep_table,
 )
+from pipeline.analyses.ablate.settings import AblateConfig
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.head_names import numbered_from_one
 from pipeline.core.precision import set_determinism
-from pipeline.core.schema import AblateConfig, CompileConfig, TaskConfig
+from pipeline.core.schema import CompileConfig, TaskConfig
 from pipeline.core.stats import Interval
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import LabelledRows, labelled_rows

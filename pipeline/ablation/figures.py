@@ -28,7 +28,7 @@ from pipeline.core.io import Captioned
 
 if TYPE_CHECKING:
     from pipeline.ablation.ablate import Ablated
-    from pipeline.core.schema import AblateConfig
+    from pipeline.analyses.ablate.settings import AblateConfig
 
 POINTS = 100.0  # deltas are drawn in points (x100) of the metric
 ALPHA = 0.05  # q-values below it are marked significant

@@ -26,13 +26,14 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.analyses.dump_attention.settings import DumpAttentionConfig
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import ROUTE, attach, model_shape
 from pipeline.attention.measures import measure_path
 from pipeline.attention.store import TokenInfo
 from pipeline.attention.store_writer import AttentionWriter
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import CompileConfig, DumpAttentionConfig, TaskConfig
+from pipeline.core.schema import CompileConfig, TaskConfig
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
 from pipeline.data.sampling import evaluation_sample

@@ -38,7 +38,7 @@ from omegaconf import OmegaConf
 from pipeline.claims.claim import Claim
 from pipeline.claims.clark import scored_relations
 from pipeline.claims.outputs import StageOutputs
-from pipeline.core import schema  # noqa: F401  (registers the typed config)
+from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns.labels import HUMAN_FILE, VISUAL_FILE
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.analyses.clark_coref.settings import ClarkCorefConfig
 from pipeline.attention.capture import stream_maps
 from pipeline.clark import figures
 from pipeline.clark.gap import (
@@ -29,7 +30,6 @@ from pipeline.clark.gap import (
 from pipeline.core.errors import PipelineError
 from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.io import Captioned
-from pipeline.core.schema import ClarkCorefConfig
 from pipeline.core.stats import Interval, bootstrap_interval
 
 log = logging.getLogger(__name__)

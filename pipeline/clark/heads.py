@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from pipeline.analyses.clark_heads.settings import ClarkHeadsConfig
 from pipeline.attention.measures import measure_store
 from pipeline.attention.store import AttentionStore
 from pipeline.clark import figures
@@ -31,7 +32,6 @@ from pipeline.clark.clustering import (
 from pipeline.clark.entropy import HeadEntropy
 from pipeline.core.head_names import head_name, layer_name, numbered_from_one
 from pipeline.core.io import Captioned
-from pipeline.core.schema import ClarkHeadsConfig
 from pipeline.core.stats import Interval
 
 log = logging.getLogger(__name__)

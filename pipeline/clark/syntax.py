@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.analyses.clark_syntax.settings import ClarkSyntaxConfig, ProbeConfig, TreebankConfig
 from pipeline.attention.engine import model_shape
 from pipeline.clark import figures
 from pipeline.clark.probe import (
@@ -37,7 +38,6 @@ from pipeline.clark.vectors import WordVectors
 from pipeline.core.errors import PipelineError
 from pipeline.core.head_names import head_name, numbered_from_one
 from pipeline.core.io import Captioned
-from pipeline.core.schema import ClarkSyntaxConfig, ProbeConfig, TreebankConfig
 from pipeline.core.stats import bootstrap_interval
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ attention stores): every setting that made them.
 An input is made by one stage (its `producer`: prepare, framenet_data, finetune,
 dump_attention) from the outputs of the stages upstream of it, so its settings are the
 config keys that the producer and every stage upstream of it read (their `params` in
-dvc.yaml, generated from pipeline/dag/declarations.py; a stage is upstream when the producer
+dvc.yaml, generated from the stage declarations; a stage is upstream when the producer
 depends on its cached outputs), taken from the job's config, with two readings for a job of
 one task: `tasks` becomes the job's `task` (its spec from conf/task/), which every per-task
 stage reads, and `paths.*` are left out (they say where files lie, not what they hold; a
@@ -39,7 +39,7 @@ DIGEST_CHARS = 8
 
 @cache
 def _declared() -> dict[str, dict]:
-    """The stages of the project's dvc.yaml (generated from pipeline/dag/declarations.py)."""
+    """The stages of the project's dvc.yaml (generated from the stage declarations)."""
     return yaml.safe_load(DVC_YAML.read_text(encoding="utf-8"))["stages"]
 
 

@@ -39,6 +39,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core import input_keys, layout
 from pipeline.core.config import CONF_DIR, check_option
+from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import (
     close_progress_bars,
@@ -52,7 +53,7 @@ from pipeline.core.failure import (
 from pipeline.core.io import Captioned, write_json, write_results
 from pipeline.core.layout import seed_folder
 from pipeline.core.overrides import check_overrides
-from pipeline.core.schema import Config, TaskConfig, load_task, seed_in_seeds
+from pipeline.core.schema import TaskConfig, load_task, seed_in_seeds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,7 +75,7 @@ DATA_PRODUCERS = ("prepare", "framenet_data")  # their inputs lie under paths.da
 class StageRun:
     """One run of a stage: its config and where it reads and writes."""
 
-    cfg: DictConfig  # typed by the schema (pipeline/core/schema.py) on construction
+    cfg: DictConfig  # typed by the schema (pipeline/core/config_schema.py) on construction
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
     seed_item: int | None = None  # `--seed`: the item of `seeds` a per-(task, seed) stage runs
@@ -351,8 +352,8 @@ def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
 
 
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
-    """`cfg` checked against the schema (pipeline/core/schema.py); a wrong type or unknown key
-    fails in one line naming it."""
+    """`cfg` checked against the schema (pipeline/core/config_schema.py); a wrong type or
+    unknown key fails in one line naming it."""
     try:
         return OmegaConf.merge(OmegaConf.structured(Config), cfg)
     except OmegaConfBaseException as error:

@@ -1,8 +1,9 @@
 """The project files a module runs when imported: every `import` and `from ... import` of the
 project, at any depth of a file (inside functions too; not those under `if TYPE_CHECKING:`,
 which never run), followed transitively, with the `__init__.py` of each package on the way.
-dvc.yaml's code deps are these files (pipeline/dag/dvc_yaml.py); the floors test reads the
-same imports."""
+A call `part(name, "<module>")` (pipeline/analyses/__init__.py) imports that module of every
+analysis package, as the scan that makes it does. dvc.yaml's code deps are these files
+(pipeline/dag/dvc_yaml.py); the floors test reads the same imports."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import ast
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+
+from pipeline.analyses import names
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_PACKAGES = ("pipeline", "stages")
@@ -54,7 +57,20 @@ def imported_modules(tree: ast.Module, package: str) -> set[str]:
                 base = ".".join([*anchor, base] if base else anchor)
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)  # submodules
+        elif scanned := scanned_part(node):
+            found.update(f"pipeline.analyses.{name}.{scanned}" for name in names())
     return found
+
+
+def scanned_part(node: ast.AST) -> str | None:
+    """The module `m` that a call `part(name, "m")` imports from every analysis package."""
+    if not isinstance(node, ast.Call) or len(node.args) != 2:
+        return None
+    called = node.func.id if isinstance(node.func, ast.Name) else None
+    module = node.args[1]
+    if called == "part" and isinstance(module, ast.Constant) and isinstance(module.value, str):
+        return module.value
+    return None
 
 
 class _DropTypeCheckingBlocks(ast.NodeTransformer):

@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import PrepareConfig, TaskConfig
+from pipeline.analyses.prepare.settings import PrepareConfig
+from pipeline.core.schema import TaskConfig
 
 log = logging.getLogger(__name__)
 

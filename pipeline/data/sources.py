@@ -22,13 +22,11 @@ from pathlib import Path
 from pipeline.core.config import glue_dir, shared_data_dir
 from pipeline.core.errors import PipelineError
 from pipeline.core.layout import DATA_SOURCES
-from pipeline.core.schema import (
-    ClarkCorefConfig,
-    ClarkSyntaxConfig,
-    FramenetConfig,
-    PrepareConfig,
-    load_task,
-)
+from pipeline.analyses.clark_coref.settings import ClarkCorefConfig
+from pipeline.analyses.clark_syntax.settings import ClarkSyntaxConfig
+from pipeline.analyses.framenet.settings import FramenetConfig
+from pipeline.analyses.prepare.settings import PrepareConfig
+from pipeline.core.schema import load_task
 
 CHUNK = 1 << 20  # bytes read at a time while hashing
 

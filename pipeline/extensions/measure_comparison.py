@@ -25,12 +25,13 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.analyses.measures.settings import MeasuresConfig
 from pipeline.attention.capture import stream_measures
 from pipeline.attention.engine import attach
 from pipeline.attention.measures import captured_for, measure_maps
 from pipeline.attention.pieces import piece_text
 from pipeline.core.head_names import layer_name
-from pipeline.core.schema import MeasuresConfig, TaskConfig
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import labelled_rows

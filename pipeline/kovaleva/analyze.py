@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pipeline.analyses.analyze.settings import AnalyzeConfig
 from pipeline.attention.measures import measure_store
 from pipeline.attention.store import AttentionStore
 from pipeline.core.head_names import head_name, layer_name, numbered_from_one
-from pipeline.core.schema import AnalyzeConfig
 from pipeline.core.stats import Interval
 from pipeline.kovaleva.linguistic import (
     SPECIAL_TYPES,

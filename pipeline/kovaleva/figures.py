@@ -29,7 +29,7 @@ from pipeline.plotting.figures import (
 )
 
 if TYPE_CHECKING:
-    from pipeline.core.schema import FramenetConfig
+    from pipeline.analyses.framenet.settings import FramenetConfig
     from pipeline.kovaleva.analyze import TaskAnalysis
     from pipeline.kovaleva.framenet import FrameNetHeads
 

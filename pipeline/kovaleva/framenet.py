@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from pipeline.analyses.framenet.settings import FramenetConfig
 from pipeline.attention.capture import stream_maps
 from pipeline.attention.dump_attention import Example, tokenize_examples
 from pipeline.core.head_names import head_name, numbered_from_one
-from pipeline.core.schema import FramenetConfig, TaskConfig
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.kovaleva.formulas import frame_score
 from pipeline.kovaleva.framenet_data import FrameSentence, piece_indices

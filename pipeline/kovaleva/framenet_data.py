@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.analyses.framenet.settings import FramenetConfig
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import FramenetConfig
 from pipeline.data.sampling import seeded_subset
 
 CORE_TYPES = ("Core", "Core-Unexpressed")

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.analyses.analyze.settings import TokenTypeRule
 from pipeline.attention.store import TokenInfo
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import TokenTypeRule
 
 SPECIAL_TYPES = ("[CLS]", "[SEP]")
 

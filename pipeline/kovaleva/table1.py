@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.analyses.table1.settings import Table1Config
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import Table1Config, TaskConfig
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval, paired_difference_interval
 from pipeline.models.batched_metrics import batched_metric
 

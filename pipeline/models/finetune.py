@@ -19,7 +19,8 @@ import pandas as pd
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.core.schema import CompileConfig, FinetuneConfig, ModelConfig, TaskConfig
+from pipeline.analyses.finetune.settings import FinetuneConfig
+from pipeline.core.schema import CompileConfig, ModelConfig, TaskConfig
 from pipeline.models.checkpoints import Checkpoints, fingerprint
 from pipeline.models.labelled import LabelledRows, labelled_rows
 from pipeline.models.loading import load_classifier

@@ -15,9 +15,10 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, get_linear_schedule_with_warmup
 
+from pipeline.analyses.finetune.settings import FinetuneConfig
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, device_dtype, grad_scaler, set_determinism
-from pipeline.core.schema import CompileConfig, FinetuneConfig, TaskConfig
+from pipeline.core.schema import CompileConfig, TaskConfig
 from pipeline.data.batching import in_order, length_grouped_batches, padded_batches
 from pipeline.models.checkpoints import Checkpoints, random_states, restore_random_states
 from pipeline.models.compilation import batch_shapes, compiled, pad_multiple

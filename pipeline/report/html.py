@@ -23,31 +23,12 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
+from pipeline.analyses.catalog import sections
 from pipeline.report.verdicts import headline, verdict_chart
 
-# Report order and headings; stage folders not listed here follow, by name.
-SECTIONS: dict[str, str] = {
-    "claims": "Claims: the papers' findings tested on this run",
-    "across_models": "Claims across models: one DVC experiment per model",
-    "finetune": "Fine-tuning: loss curves and Table 1 (Kovaleva et al. Table 1)",
-    "patterns_train": "Attention-pattern classifier (Kovaleva et al. Sec. 4.1)",
-    "patterns_apply": "Attention-pattern types per task (Kovaleva et al. Figs. 1-2)",
-    "analyze": "Attention analyses (Kovaleva et al. Figs. 5, 6, 7, 10)",
-    "framenet": "Relation-specific heads on FrameNet (Kovaleva et al. Figs. 3-4)",
-    "ablate": "Disabling heads and layers, head importance and pruning "
-    "(Kovaleva et al. Figs. 8-9; Michel et al.)",
-    "cross_seed": "Fine-tuning seeds: metric spread, agreement of head effects and importances",
-    "clark_heads": "Where heads attend, entropy, head clustering (Clark et al. Secs. 3-4, 6)",
-    "clark_syntax": "Dependency-relation heads and the attention probe (Clark et al. Secs. 4.2, 5)",
-    "clark_coref": "Coreference head on GAP (Clark et al. Sec. 4.3)",
-    "gates": "Hard-concrete head gates beside the pruning curve (Voita et al.)",
-    "measures": "Value-weighted norms and attention rollout (extension: Kobayashi et al., "
-    "Abnar and Zuidema)",
-    "table1": "Table 1: fine-tuned against random-weight and frozen models (Kovaleva et al.)",
-    "dump_attention": "Attention stores: examples encoded and store size per task",
-    "prepare": "Prepared data: rows per task and split, and the source rows sampled",
-    "framenet_data": "FrameNet 1.5: frames and sentences read",
-}
+# Report order and headings: each analysis's section (pipeline/analyses/<name>/declaration.py),
+# by its order; stage folders with no section follow, by name.
+SECTIONS: dict[str, str] = sections()
 MAX_TABLE_ROWS = 25
 SUMMARY_FILE = "summary.txt"
 CLAIMS_TABLE = Path("claims") / "claims.csv"  # shown in full, verdicts coloured
@@ -301,8 +282,8 @@ INLINE_CODE = re.compile(r"`([^`]+)`")
 
 
 def section_title(stage: str) -> str:
-    """The heading of a stage's section (SECTIONS), or, for a folder no stage declares, what
-    it is and its name."""
+    """The heading of a stage's section (SECTIONS: its analysis's declared `Section`), or, for
+    a folder no analysis declares a section for, what it is and its name."""
     return SECTIONS.get(stage, f"Results of {stage} (a folder no stage of this report names)")
 
 

@@ -23,11 +23,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from pipeline.ablation.importance import gated_logits, pruning_curve
 from pipeline.ablation.sweep import Uncertainty
+from pipeline.analyses.gates.settings import GatesConfig
 from pipeline.attention.engine import attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.errors import PipelineError
 from pipeline.core.head_names import numbered_from_one
-from pipeline.core.schema import GatesConfig, TaskConfig
+from pipeline.core.schema import TaskConfig
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.metrics import task_metrics

@@ -33,9 +33,10 @@ from torch import nn
 
 from pipeline.ablation.importance import gated_logits
 from pipeline.ablation.sweep import Rows, row_lengths, task_loss
+from pipeline.analyses.gates.settings import GatesConfig
 from pipeline.attention.engine import HeadControl, model_shape
 from pipeline.attention.layerwise import Layerwise
-from pipeline.core.schema import GatesConfig, TaskConfig
+from pipeline.core.schema import TaskConfig
 from pipeline.core.stats import bootstrap_interval
 from pipeline.data.batching import length_batches
 from pipeline.data.encoding import collate

@@ -43,12 +43,13 @@ from pipeline.ablation.sweep import (
     sweep_table,
     task_loss,
 )
+from pipeline.analyses.ablate.settings import AblateConfig
 from pipeline.attention.engine import HeadControl, attach, head_mask
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast
-from pipeline.core.schema import AblateConfig, load_task, typed
+from pipeline.core.schema import load_task, typed
 from pipeline.core.stage import StageRun
 from pipeline.data.glue import read_local_split
 from pipeline.data.sampling import evaluation_sample

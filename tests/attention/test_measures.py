@@ -9,6 +9,8 @@ import torch
 from omegaconf import OmegaConf
 from omegaconf.errors import ValidationError
 
+from pipeline.analyses.analyze.settings import AnalyzeConfig
+from pipeline.analyses.measures.settings import MeasuresConfig
 from pipeline.attention.capture import capture_maps, capture_measures
 from pipeline.attention.dump_attention import dump_task, tokenize_examples
 from pipeline.attention.engine import HeadControl, attach
@@ -21,13 +23,7 @@ from pipeline.clark.relations import predict_heads
 from pipeline.clark.stream import stream_word_maps
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import (
-    AnalyzeConfig,
-    MeasuresConfig,
-    Variant,
-    load_task,
-    typed,
-)
+from pipeline.core.schema import Variant, load_task, typed
 from pipeline.data.encoding import collate
 from pipeline.extensions.measure_comparison import (
     TOKEN_TYPES,

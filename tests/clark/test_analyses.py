@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.analyses.clark_coref.settings import ClarkCorefConfig
+from pipeline.analyses.clark_syntax.settings import ClarkSyntaxConfig
 from pipeline.attention.engine import attach
 from pipeline.attention.store import AttentionStore, TokenInfo, store_path
 from pipeline.attention.store_writer import write_attention
@@ -26,10 +28,6 @@ from pipeline.clark.ud import (
 )
 from pipeline.core.errors import PipelineError
 from pipeline.core.head_names import head_name
-from pipeline.core.schema import (
-    ClarkCorefConfig,
-    ClarkSyntaxConfig,
-)
 from pipeline.models.loading import load_encoder
 from tests.support.builders import drawn, group_settings
 from tests.support.clark_inputs import (

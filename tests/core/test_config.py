@@ -17,11 +17,12 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import InterpolationResolutionError, ValidationError
 
-from pipeline.core import schema
+from pipeline.analyses.prepare.settings import PrepareConfig
+from pipeline.core import config_schema, schema
 from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.overrides import check_overrides
-from pipeline.core.schema import PrepareConfig, load_task, typed
+from pipeline.core.schema import load_task, typed
 from pipeline.core.stage import _load_dvc_config
 from tests.support.builders import composed, composed_yaml
 from tests.support.paths import REPO
@@ -97,7 +98,7 @@ def test_every_config_group_is_typed() -> None:
     # runner, composed on its own and typed by pipeline/scale/settings.py
     untyped = {"experiment", "hydra", "scale"}
     groups = {p.name for p in CONF_DIR.iterdir() if p.is_dir()} - untyped
-    assert groups <= set(schema.Config.__dataclass_fields__)
+    assert groups <= set(config_schema.Config.__dataclass_fields__)
 
 
 @pytest.mark.parametrize(
@@ -219,14 +220,15 @@ def schema_default(field: Field) -> bool:
 
 
 def test_every_setting_takes_its_value_from_conf_alone() -> None:
-    """Each setting's value lives in conf/ and its type in pipeline/core/schema.py, with no
-    second default there: a default in the schema would be a value that editing it may
-    silently not change (conf/ overrides it) or that conf/ silently lacks."""
-    keys = [key for key, _ in schema_fields(schema.Config)]
+    """Each setting's value lives in conf/ and its type in its schema dataclass (the composed
+    schema, pipeline/core/config_schema.py), with no second default there: a default in the
+    schema would be a value that editing it may silently not change (conf/ overrides it) or
+    that conf/ silently lacks."""
+    keys = [key for key, _ in schema_fields(config_schema.Config)]
     assert {"seed", "ablate.mode", "analyze.token_types{}.pos", "prepare.min_rows{}.train"} <= set(
         keys
     )
-    defaulted = [key for key, field in schema_fields(schema.Config) if schema_default(field)]
+    defaulted = [key for key, field in schema_fields(config_schema.Config) if schema_default(field)]
     assert defaulted == [], f"settings with a default in the schema (move it to conf/): {defaulted}"
 
 

@@ -18,6 +18,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from pipeline.analyses.ablate.settings import AblateConfig
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import (
     DECIMALS,
@@ -27,7 +28,7 @@ from pipeline.core.io import (
     write_json,
     write_table,
 )
-from pipeline.core.schema import AblateConfig, DisableMode, TaskConfig, load_task, typed
+from pipeline.core.schema import DisableMode, TaskConfig, load_task, typed
 from pipeline.core.stage import StageRun
 from tests.support.builders import composed
 from tests.support.paths import REPO

@@ -11,11 +11,12 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
+from pipeline.analyses.finetune.settings import FinetuneConfig
 from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.errors import PipelineError
 from pipeline.core.precision import autocast, choose_dtype, grad_scaler, set_determinism
-from pipeline.core.schema import FinetuneConfig, load_task
+from pipeline.core.schema import load_task
 from pipeline.data.encoding import collate
 from pipeline.models.loading import load_classifier
 from pipeline.models.training import predict, train

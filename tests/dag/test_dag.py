@@ -21,6 +21,7 @@ import yaml
 from pipeline.dag import declarations
 from pipeline.dag.dvc_yaml import dvc_yaml_path, render, stages_depending_on, upstream_path
 from pipeline.dag.imports import REPO, code_deps, imported_modules, runtime_imports
+from pipeline.dag.stage_types import Upstream
 from tests.support.dag_stages import A_SEED, A_TASK, code_in_deps, dvc_stages, stage_module
 
 
@@ -120,7 +121,7 @@ def test_imports_made_only_for_type_checking_are_not_deps() -> None:
 
 
 def test_a_reader_depends_on_the_runs_of_its_writer_that_it_covers() -> None:
-    up = declarations.Upstream
+    up = Upstream
     claims, gates, table1 = map(declarations.stage, ("claims", "gates", "table1"))
     assert upstream_path(gates, up("ablate", "plots")) == (
         "outputs/plots/ablate/${item.task}/seed${item.seed}"

@@ -9,7 +9,8 @@ from pathlib import PurePosixPath
 import yaml
 
 from pipeline.core import layout
-from pipeline.dag.declarations import OUTPUTS, STAGES, Per
+from pipeline.dag.declarations import STAGES
+from pipeline.dag.stage_types import OUTPUTS, Per
 from tests.support.paths import REPO
 
 

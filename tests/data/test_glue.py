@@ -11,7 +11,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import GlueSource, PrepareConfig, load_task, typed
+from pipeline.analyses.prepare.settings import PrepareConfig
+from pipeline.core.schema import GlueSource, load_task, typed
 from pipeline.data.glue import read_local_split, subsample
 from tests.support.paths import REPO
 

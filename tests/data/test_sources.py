@@ -17,7 +17,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import Config
+from pipeline.core.config_schema import Config
 from pipeline.data import sources
 from pipeline.data.sources import every_source
 from tests.support.builders import composed

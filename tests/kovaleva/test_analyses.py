@@ -15,11 +15,12 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from pipeline.analyses.analyze.settings import AnalyzeConfig, TokenTypeRule
 from pipeline.attention.store import AttentionStore, TokenInfo, store_path
 from pipeline.attention.store_writer import write_attention
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
-from pipeline.core.schema import AnalyzeConfig, TokenTypeRule, typed
+from pipeline.core.schema import typed
 from pipeline.kovaleva.analyze import headline_metrics
 from pipeline.kovaleva.formulas import (
     cls_attention,

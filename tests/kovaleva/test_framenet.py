@@ -12,13 +12,14 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from pipeline.analyses.framenet.settings import FramenetConfig
 from pipeline.attention.engine import attach
 from pipeline.claims.kovaleva import framenet_heads_stand_out
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.standout import top_set_apart
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import FramenetConfig, typed
+from pipeline.core.schema import typed
 from pipeline.kovaleva.framenet import (
     capture_sentence_maps,
     encode_sentences,

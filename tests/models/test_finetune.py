@@ -12,9 +12,10 @@ import pytest
 from omegaconf import OmegaConf
 from scipy import stats
 
+from pipeline.analyses.finetune.settings import FinetuneConfig
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import FinetuneConfig, load_task, typed
+from pipeline.core.schema import load_task, typed
 from pipeline.models.loading import resolve_location
 from pipeline.models.metrics import accuracy, f1, mcc, pearson, spearman, task_metrics
 from tests.support.builders import composed, drawn

@@ -11,8 +11,9 @@ from omegaconf import OmegaConf
 
 from pipeline.attention.engine import ROUTE, HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
+from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import Config, ModelConfig
+from pipeline.core.schema import ModelConfig
 from pipeline.models import loading
 from pipeline.models.loading import load_encoder
 from tools.params import compose_params

@@ -1,10 +1,16 @@
 """No import points up a floor: each package of `pipeline/` imports only packages on lower
 floors (and itself). An edit then invalidates only what stands on it (dvc.yaml's deps follow
-the imports, `pipeline/dag/imports.py`)."""
+the imports, `pipeline/dag/imports.py`).
+
+`pipeline/analyses/` spans floors: each module there stands on the floor of the package whose
+job it does (`AS_PACKAGE`). The scan and the config groups' schemas (each analysis's
+`settings.py`) are part of the config schema, so `core`'s; the declarations and the catalog
+that collects them are part of the DAG, so `dag`'s."""
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
@@ -28,17 +34,43 @@ FLOORS: dict[str, int] = {
 }
 
 
+# the package whose floor a module of pipeline/analyses/ stands on: by its name there, or, in
+# an analysis package (pipeline/analyses/<name>/), by its part's name
+AS_PACKAGE: dict[str, str] = {
+    "pipeline.analyses": "core",  # the scan (names, part), and each package's docstring
+    "pipeline.analyses.groups": "core",  # the config groups, which the composed schema reads
+    "settings": "core",  # an analysis's group schema
+    "pipeline.analyses.analysis": "dag",
+    "pipeline.analyses.catalog": "dag",
+    "pipeline.analyses.defaults_list": "dag",
+    "declaration": "dag",  # an analysis's stage and report section
+}
+
+
 def pipeline_package(module: str) -> str | None:
-    """`pipeline.<package>...` -> package; None for a module outside pipeline/."""
+    """The package whose floor `module` stands on: `pipeline.<package>...` -> package (a
+    module of pipeline/analyses/ as `AS_PACKAGE` says: by its part's name in an analysis
+    package, else by the nearest module above it that it names); None outside pipeline/."""
     parts = module.split(".")
-    return parts[1] if parts[0] == "pipeline" and len(parts) > 1 else None
+    if parts[0] != "pipeline" or len(parts) < 2:
+        return None
+    if parts[1] != "analyses":
+        return parts[1]
+    by_part = [AS_PACKAGE.get(part) for part in reversed(parts[3:])]
+    by_module = [AS_PACKAGE.get(".".join(parts[:end])) for end in range(len(parts), 1, -1)]
+    return next(found for found in [*by_part, *by_module] if found)
+
+
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
 
 
 def upward_imports(package: str) -> list[str]:
     """'file -> module' for every import of `package`'s files that points up a floor or
     sideways into another package of its floor."""
     found = []
-    for path in sorted((REPO / "pipeline" / package).rglob("*.py")):
+    files = [p for p in sorted((REPO / "pipeline").rglob("*.py")) if p.parent.name != "__pycache__"]
+    for path in (p for p in files if pipeline_package(module_of(p)) == package):
         tree = ast.parse(path.read_text(), filename=str(path))
         for module in sorted(imported_modules(tree, package_of(path))):
             target = pipeline_package(module)
@@ -51,7 +83,7 @@ def upward_imports(package: str) -> list[str]:
 
 def test_every_package_has_a_floor() -> None:
     packages = {p.name for p in (REPO / "pipeline").iterdir() if any(p.glob("*.py"))}
-    assert packages == set(FLOORS)
+    assert packages - {"analyses"} == set(FLOORS)
 
 
 @pytest.mark.parametrize("package", list(FLOORS))
@@ -60,13 +92,16 @@ def test_no_import_points_up_a_floor(package: str) -> None:
 
 
 SHARED_NAMES = {"__init__.py", "__main__.py", "figures.py"}  # one figures.py per package
+ANALYSIS_PARTS = {"settings.py", "declaration.py"}  # of every analysis package, by their job
 
 
 def test_no_two_modules_share_a_name() -> None:
     """A module's name says its job, so two modules of different jobs never share one; only
-    a package's `figures.py` (its figures) and the package files repeat."""
+    a package's `figures.py` (its figures), an analysis package's parts and the package files
+    repeat."""
     by_name: dict[str, list[str]] = {}
     for path in sorted((REPO / "pipeline").rglob("*.py")):
-        if path.name not in SHARED_NAMES:
+        part = path.parent.parent.name == "analyses" and path.name in ANALYSIS_PARTS
+        if path.name not in SHARED_NAMES and not part:
             by_name.setdefault(path.name, []).append(str(path.relative_to(REPO)))
     assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}

@@ -97,7 +97,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.core.schema import TaskConfig, ToyConfig
+from pipeline.analyses.toy.settings import ToyConfig
+from pipeline.core.schema import TaskConfig
 
 
 @dataclass(frozen=True)
@@ -130,51 +131,62 @@ if __name__ == "__main__":
     stage_main(run)
 '''
 
-TOY_SCHEMA = """@dataclass
+TOY_SETTINGS = '''"""The `toy` group's schema."""
+
+from dataclasses import dataclass
+
+from omegaconf import MISSING
+
+from pipeline.analyses.groups import Settings
+
+
+@dataclass
 class ToyConfig:
     scale: int = MISSING
 
 
-@dataclass
-class Config:"""
+SETTINGS = Settings("toy", ToyConfig)
+'''
 
-TOY_DECLARATION = """    Stage("toy", Per.TASK_SEED, ("toy",)),
-"""
+TOY_DECLARATION = '''"""The declaration of analysis toy."""
+
+from pipeline.analyses.analysis import Analysis, Section
+from pipeline.dag.stage_types import Per, Stage
+
+ANALYSIS = Analysis(
+    stage=Stage("toy", Per.TASK_SEED, ("toy",)),
+    section=Section("Toy: the label names of each task", 190),
+)
+'''
 
 CHECKS = [
     "tests/dag/test_dag.py",
     "tests/stages/test_stages.py::test_every_stage_module_only_wires",
     "tests/core/test_config.py::test_every_config_group_is_typed",
     "tests/core/test_config.py::test_params_yaml_equals_default_composition",
+    "tests/analyses/test_registry.py::test_the_defaults_list_of_conf_config_yaml_is_generated",
 ]
 
 
-def insert_after(path: Path, anchor: str, text: str) -> None:
-    content = path.read_text()
-    assert anchor in content, f"{path} lacks {anchor!r}"
-    path.write_text(content.replace(anchor, anchor + text, 1))
-
-
-def add_toy_stage(root: Path) -> None:
-    """The steps of docs/adding-a-stage.md, in its order."""
+def add_toy_stage(root: Path, env: dict[str, str]) -> None:
+    """The steps of docs/adding-a-stage.md, in its order: new files, and one generated block."""
     (root / "pipeline/kovaleva/toy.py").write_text(TOY_ANALYSIS)
-    schema = root / "pipeline/core/schema.py"
-    schema.write_text(schema.read_text().replace("@dataclass\nclass Config:", TOY_SCHEMA, 1))
-    insert_after(schema, "    report: ReportConfig = field(default_factory=ReportConfig)\n",
-                 "    toy: ToyConfig = field(default_factory=ToyConfig)\n")  # fmt: skip
+    package = root / "pipeline/analyses/toy"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""toy: the label names of a task."""\n')
+    (package / "settings.py").write_text(TOY_SETTINGS)
     (root / "conf/toy").mkdir()
     (root / "conf/toy/default.yaml").write_text("scale: 3\n")
-    insert_after(root / "conf/config.yaml", "  - report: default\n", "  - toy: default\n")
+    run_ok([sys.executable, "-m", "pipeline.analyses.defaults_list"], root, env)
     (root / "stages/toy.py").write_text(TOY_STAGE)
-    insert_after(root / "pipeline/dag/declarations.py", "STAGES: tuple[Stage, ...] = (\n",
-                 TOY_DECLARATION)  # fmt: skip
+    (package / "declaration.py").write_text(TOY_DECLARATION)
 
 
 def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     root = tmp_path / "repo"
     copy_project(root)
-    add_toy_stage(root)
     env = {**os.environ, "PYTHONPATH": str(root)}
+    add_toy_stage(root, env)
     run_ok([sys.executable, "-m", "tools.params"], root, env)  # params.yaml
     run_ok([sys.executable, "-m", "pipeline.dag.dvc_yaml"], root, env)  # dvc.yaml
     run_ok([sys.executable, "-m", "stages.toy", "--dvc", "sst2", "--seed", "42"], root, env)
@@ -184,6 +196,10 @@ def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     assert (root / "outputs/metrics/toy/sst2/seed42.json").read_text() == (
         '{\n  "scaled_labels": 6\n}\n'
     )
+
+    assert "  - toy: default\n" in (root / "conf/config.yaml").read_text()
+    shown = "from pipeline.report.html import SECTIONS; print(SECTIONS['toy'])"
+    assert run_ok([sys.executable, "-c", shown], root, env) == "Toy: the label names of each task\n"
 
     checked = run_ok([sys.executable, "-m", "pytest", "-v", *CHECKS], root, env)
     assert "test_code_deps_are_exactly_the_imported_files[toy@sst2-42] PASSED" in checked

@@ -20,7 +20,8 @@ from transformers import (
 )
 
 from pipeline.core.config import CONF_DIR
-from pipeline.core.schema import Config, typed
+from pipeline.core.config_schema import Config
+from pipeline.core.schema import typed
 from pipeline.core.stage import StageRun
 from tools.params import compose_params
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.core.schema import PatternClassifier
+from pipeline.analyses.patterns_train.settings import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.labels import LABEL_COLUMNS

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from pipeline.core.schema import FinetuneConfig, load_task
+from pipeline.analyses.finetune.settings import FinetuneConfig
+from pipeline.core.schema import load_task
 from pipeline.models import training
 from pipeline.models.loading import load_classifier
 from pipeline.models.training import train

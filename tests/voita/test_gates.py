@@ -10,10 +10,11 @@ import pytest
 import torch
 from scipy import integrate
 
+from pipeline.analyses.gates.settings import GatesConfig
 from pipeline.attention.engine import HeadControl, attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import GatesConfig, TaskConfig
+from pipeline.core.schema import TaskConfig
 from pipeline.data.encoding import collate
 from pipeline.voita.gates import both_curves, check_same_start, michel_from_tables
 from pipeline.voita.hard_concrete import (

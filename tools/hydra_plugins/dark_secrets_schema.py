@@ -4,7 +4,7 @@
 DVC composes params.yaml in its own process, where nothing imports the project; it does let
 Hydra scan `hydra.plugins_path` (`.dvc/config`: tools) for `hydra_plugins` modules, so
 importing this one:
-- stores `config_schema` in the ConfigStore before composition (pipeline.core.schema);
+- stores `config_schema` in the ConfigStore before composition (pipeline.core.config_schema);
 - in DVC's process, wraps Hydra's composition so that the overrides are checked as a stage
   run checks its command line (an unknown key names the nearest: `finetune.epoch` ->
   `finetune.epochs`) and any composition error reaches DVC as a DvcException, which DVC

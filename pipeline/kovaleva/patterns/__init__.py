@@ -4,10 +4,10 @@ Every self-attention map is one of five types: `vertical` (attention to [CLS]/[S
 `diagonal` (attention to the previous or next token), `vertical+diagonal`, `block`
 (attention within each sentence of a pair) and `heterogeneous` (everything else).
 
-Modules, one job each (their settings: the `patterns` group of pipeline/core/schema.py):
-`features` (scalar features of a map), `heuristic` (the threshold rule: it picks maps to
-label and is the baseline, never training truth), `mapsets` (maps with their word pieces in
-an `.npz`),
+Modules, one job each (their settings: the `patterns` group,
+pipeline/analyses/patterns_train/settings.py): `features` (scalar features of a map),
+`heuristic` (the threshold rule: it picks maps to label and is the baseline, never training
+truth), `mapsets` (maps with their word pieces in an `.npz`),
 `labels` (the label folder: visual and human labels, their checks and resolution),
 `agreement` (raw agreement and Cohen's kappa), `sample` (which maps to label) with `sheets`
 (rendering them for labelling by eye), `roles` (token-role channels), `cnn` (the 8-layer

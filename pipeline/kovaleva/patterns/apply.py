@@ -29,8 +29,8 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from pipeline.analyses.patterns_train.settings import PatternRule, PatternsConfig
 from pipeline.attention.store import AttentionStore
-from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.core.workers import shared_data, worker_pool
 from pipeline.kovaleva.patterns import CLASSES

@@ -34,9 +34,9 @@ from torch import nn
 from torch.optim.lr_scheduler import CosineAnnealingLR
 from torch.optim.swa_utils import AveragedModel, update_bn
 
+from pipeline.analyses.patterns_train.settings import PatternClassifier
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path
-from pipeline.core.schema import PatternClassifier
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.channels import channel_count, input_channels
 from pipeline.kovaleva.patterns.mapsets import LabelledMap

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from pipeline.core.schema import PatternRule
+from pipeline.analyses.patterns_train.settings import PatternRule
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 
 

@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from pipeline.analyses.patterns_train.settings import PatternRule, PatternsConfig
 from pipeline.attention.store import AttentionStore
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import PatternRule, PatternsConfig
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.apply import head_inputs
 from pipeline.kovaleva.patterns.cnn import PatternCNN, load_classifier, predict

@@ -32,8 +32,8 @@ import torch
 from sklearn.model_selection import StratifiedGroupKFold
 from tqdm import tqdm
 
+from pipeline.analyses.patterns_train.settings import PatternClassifier, PatternRule
 from pipeline.core.errors import PipelineError
-from pipeline.core.schema import PatternClassifier, PatternRule
 from pipeline.core.stats import bootstrap_interval
 from pipeline.core.workers import shared_data, worker_pool
 from pipeline.kovaleva.patterns import CLASSES

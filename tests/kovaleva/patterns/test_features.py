@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipeline.core.schema import PatternRule
+from pipeline.analyses.patterns_train.settings import PatternRule
 from pipeline.kovaleva.patterns.features import map_features, special_mask
 from pipeline.kovaleva.patterns.heuristic import heuristic_labels
 from tests.support.pattern_maps import (

@@ -1,0 +1,32 @@
+"""The `ablate` config group's schema; its values are conf/ablate/default.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from omegaconf import MISSING
+
+from pipeline.analyses.groups import Settings
+from pipeline.core.schema import DisableMode, ImportanceSplit
+
+# Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
+# ruff: noqa: UP045
+
+
+@dataclass
+class AblateConfig:
+    num_examples: Optional[int] = MISSING
+    mode: DisableMode = MISSING
+    batch_size: int = MISSING
+    ablations_per_pass: int = MISSING
+    cache_budget_mb: int = MISSING
+    importance_split: ImportanceSplit = MISSING
+    importance_examples: Optional[int] = MISSING
+    prune_step: float = MISSING
+    prune_keep: float = MISSING
+    bootstrap_resamples: int = MISSING
+    permutation_resamples: int = MISSING
+
+
+SETTINGS = Settings("ablate", AblateConfig)

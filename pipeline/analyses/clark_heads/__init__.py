@@ -1,0 +1,1 @@
+"""clark_heads: where the heads attend, their entropy and clustering (Clark et al. 2019)."""

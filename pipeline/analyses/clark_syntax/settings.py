@@ -1,0 +1,44 @@
+"""The `clark_syntax` config group's schema; its values are conf/clark_syntax/default.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from omegaconf import MISSING
+
+from pipeline.analyses.groups import Settings
+from pipeline.core.schema import Measure
+
+# Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
+# ruff: noqa: UP045
+
+
+@dataclass
+class TreebankConfig:
+    dir: Optional[str] = MISSING
+    train_sentences: Optional[int] = MISSING
+    dev_sentences: Optional[int] = MISSING
+    measure: Measure = MISSING
+    max_length: int = MISSING
+    batch_size: int = MISSING
+    max_offset: int = MISSING
+    min_count: int = MISSING
+
+
+@dataclass
+class ProbeConfig:
+    epochs: int = MISSING
+    batch_size: int = MISSING
+    learning_rate: float = MISSING
+    word_vectors: Optional[str] = MISSING
+
+
+@dataclass
+class ClarkSyntaxConfig:
+    ud: TreebankConfig = field(default_factory=TreebankConfig)
+    probe: ProbeConfig = field(default_factory=ProbeConfig)
+    bootstrap_resamples: int = MISSING
+
+
+SETTINGS = Settings("clark_syntax", ClarkSyntaxConfig)

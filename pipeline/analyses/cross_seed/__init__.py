@@ -1,0 +1,1 @@
+"""cross_seed: how much fine-tuning results move with the seed, for every task."""

@@ -1,0 +1,2 @@
+"""finetune: the model fine-tuned on one GLUE task with one seed, and evaluated with the
+Table 1 baselines."""

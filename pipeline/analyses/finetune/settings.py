@@ -1,0 +1,41 @@
+"""The `finetune` config group's schema; its values are conf/finetune/default.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from omegaconf import MISSING
+
+from pipeline.analyses.groups import Settings
+
+
+@dataclass
+class Baselines:
+    pretrained_no_finetune: bool = MISSING
+    random_init: bool = MISSING
+
+
+@dataclass
+class FinetuneConfig:
+    epochs: int = MISSING
+    batch_size: int = MISSING
+    eval_batch_size: int = MISSING
+    learning_rate: float = MISSING
+    warmup_ratio: float = MISSING
+    weight_decay: float = MISSING
+    grad_clip: float = MISSING
+    log_every: int = MISSING
+    checkpoint_every: int = MISSING  # steps between resumable checkpoints; 0: none
+    baselines: Baselines = field(default_factory=Baselines)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The variants trained or scored: `finetuned`, then the baselines switched on."""
+        wanted = {
+            "pretrained": self.baselines.pretrained_no_finetune,
+            "random_init": self.baselines.random_init,
+        }
+        return ("finetuned", *(name for name, on in wanted.items() if on))
+
+
+SETTINGS = Settings("finetune", FinetuneConfig)

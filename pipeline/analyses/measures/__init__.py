@@ -1,0 +1,1 @@
+"""measures: attention weights, value-weighted norms and rollout compared per layer (extension)."""

@@ -1,0 +1,1 @@
+"""table1: Kovaleva et al. Table 1: dev scores per task and training regime, with intervals."""

@@ -1,0 +1,1 @@
+"""Tests of pipeline/analyses/: the analysis packages, their registry and what it generates."""
