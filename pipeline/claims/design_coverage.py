@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.analyses.patterns_apply.claims import below_resolution
 from pipeline.claims.boundary_coverage import (
     EXAMPLES,
     HEADS,
@@ -40,7 +41,6 @@ from pipeline.claims.boundary_coverage import (
     BoundaryCoverage,
 )
 from pipeline.claims.coverage import rows_on_every_core, write_simulated_table
-from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.shares import corrected_shares, design_weights

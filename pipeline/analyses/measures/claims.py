@@ -4,12 +4,13 @@ the value vectors' norms (the measure of Kobayashi et al. 2020)?"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from pipeline.claims.claim import Claim, Source
-from pipeline.claims.rules import Beyond
+from pipeline.analyses.measures.results import MeasuresMetrics
+from pipeline.claims.claim import Claim, Scope, Source
+from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import SURVIVES
-from pipeline.core.layout import seed_folder
+
+# the config keys each claim family's measurement depends on (measurement_pins.py)
+SETTINGS = {"extension.special_tokens_survive_norms": ("measures",)}
 
 
 def special_tokens_survive_norms(task: str) -> Claim:
@@ -24,13 +25,13 @@ def special_tokens_survive_norms(task: str) -> Claim:
         "fine-tuned)",
         statistic="[CLS]+[SEP] share under norms / under weights",
         rule=Beyond(SURVIVES),
-        measure=lambda out, seed: out.interval(
-            ("measures", task, seed_folder(seed)), "special_norms_over_weights"
+        measure=lambda out, seed: Estimate.of(
+            out.read(MeasuresMetrics, task, seed).special_norms_over_weights
         ),
         finetuned=(task,),
         extension=True,
     )
 
 
-def claims(tasks: Sequence[str]) -> list[Claim]:
-    return [special_tokens_survive_norms(t) for t in tasks]
+def claims(scope: Scope) -> list[Claim]:
+    return [special_tokens_survive_norms(t) for t in scope.tasks]
