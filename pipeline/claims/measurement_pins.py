@@ -6,9 +6,9 @@ Settings: each claim family names the config keys its measurement depends on (th
 `SETTINGS` of its analysis's claims module, pipeline/analyses/<name>/claims.py, by the claim
 id's first two parts; `settings_by_family` collects them), read from conf/ as Hydra
 composes it under each profile a committed claims table is judged under (`PROFILES`: the
-default run's, the standard reference's, the MPNet run's), so a key a profile overrides (the standard profile's
-`ablate.num_examples`) is pinned with the value that profile gives it; a gated claim also
-depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the label folders the
+default run's, the standard reference's, the MPNet run's), so a key a profile overrides
+(the standard profile's `ablate.num_examples`) is pinned with the value that profile gives
+it; a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the label folders the
 classifier learns from, an example count, a classifier setting, in conf/<group>/default.yaml
 or in a profile) changes what a verdict rests on, and moves the digest.
 

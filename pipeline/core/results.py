@@ -50,10 +50,9 @@ class Covers(Enum):
         """The folders under the stage's results that `args` (task, seed as this covers
         them) name; the wrong number of them fails in one line."""
         if len(args) != len(self.value):
-            named = ", ".join(self.value) or "nothing"
             raise PipelineError(
-                f"claims: {kind.__name__} covers one {self.name.lower()}: read it with "
-                f"({named}), not {args!r}"
+                f"claims: {kind.__name__} is one per {' and '.join(self.value) or 'run'}: read "
+                f"it with ({', '.join(self.value)}), not {args!r}"
             )
         pairs = zip(self.value, args, strict=True)
         return tuple(seed_folder(a) if n == "seed" else str(a) for n, a in pairs)
@@ -74,6 +73,12 @@ class Family(Mapping):
                 f"re-run `dvc repro {self._stage}` with the current code"
             )
         return self._entries[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        return self._entries.get(name, default)
 
     def __iter__(self) -> Iterator:
         return iter(self._entries)

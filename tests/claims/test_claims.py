@@ -5,19 +5,24 @@ gate, power, seeds, sensitivity and the split between the papers' findings and e
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 import pytest
 
+from pipeline.analyses.ablate.claims import pruned_cost
+from pipeline.analyses.ablate.results import HeadRemovals
+from pipeline.analyses.clark_coref.results import GapMetrics
+from pipeline.analyses.table1.results import Table1Metrics
 from pipeline.claims import thresholds
 from pipeline.claims.evaluate import all_claims, evaluate, flat_metrics, summary
-from pipeline.claims.michel import pruned_cost
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.prose import results_markdown
 from pipeline.claims.rules import VERDICTS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import DIRECTION, Threshold
 from pipeline.core.errors import PipelineError
+from pipeline.core.results import Covers, Metrics
 from pipeline.report.html import render_report
 from tests.support.claims_outputs import SEED, TASKS, _write, build_outputs
 
@@ -258,13 +263,25 @@ def test_pruned_cost_reads_the_point_nearest_forty_percent(outputs):
     assert (measured.statistic, measured.ci_low, measured.ci_high) == (-0.01, -0.04, 0.02)
 
 
+@dataclass(frozen=True)
+class Table1F1(Metrics):  # a results type declaring a field the stage does not write
+    stage = "table1"
+    covers = Covers.SEED
+
+    f1: float
+
+
 def test_missing_inputs_fail_in_one_line(tmp_path, outputs):
-    with pytest.raises(PipelineError, match=r"framenet_data\.json is missing"):
-        outputs.metrics("framenet_data")
-    with pytest.raises(PipelineError, match=r"has no `sst2.f1`; re-run `dvc repro table1`"):
-        outputs.interval(("table1", "seed42"), "sst2.f1")
-    with pytest.raises(PipelineError, match=r"run `dvc repro ablate` first"):
-        StageOutputs(tmp_path / "empty").table("ablate", "sst2", "seed1", "heads")
+    with pytest.raises(PipelineError, match=r"gap\.json is missing; run `dvc repro clark_coref`"):
+        StageOutputs(tmp_path / "empty").read(GapMetrics)
+    with pytest.raises(PipelineError, match=r"seed42\.json has no `f1` \(Table1F1\.f1\); re-run "):
+        outputs.read(Table1F1, SEED)
+    with pytest.raises(PipelineError, match=r"has no task `cola`; re-run `dvc repro table1`"):
+        outputs.read(Table1Metrics, SEED).tasks["cola"]
+    with pytest.raises(PipelineError, match=r"heads\.csv is missing; run `dvc repro ablate`"):
+        StageOutputs(tmp_path / "empty").read(HeadRemovals, "sst2", 1)
+    with pytest.raises(PipelineError, match=r"one per task and seed: read it with \(task, seed\)"):
+        outputs.read(HeadRemovals, SEED)
 
 
 def test_the_markdown_and_the_report_show_the_papers_number_beside_the_estimate(tmp_path, outputs):

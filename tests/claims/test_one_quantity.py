@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
+from pipeline.analyses.patterns_apply.claims import bracket_ends, share_bounds
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.evaluate import evaluate_claim, judge
-from pipeline.claims.kovaleva import bracket_ends, share_bounds
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.shares import corrected_shares
