@@ -8,9 +8,10 @@ id's first two parts; `settings_by_family` collects them), read from conf/ as Hy
 composes it under each profile a committed claims table is judged under (`PROFILES`: the
 default run's, the standard reference's, the MPNet run's), so a key a profile overrides
 (the standard profile's `ablate.num_examples`) is pinned with the value that profile gives
-it; a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the label folders the
-classifier learns from, an example count, a classifier setting, in conf/<group>/default.yaml
-or in a profile) changes what a verdict rests on, and moves the digest.
+it; a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of
+them (the label folders the classifier learns from, an example count, a classifier setting,
+in conf/<group>/default.yaml or in a profile) changes what a verdict rests on, and moves
+the digest.
 
 Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`) of each folder that
 `patterns.labels_from` names, under data/annotations/, by their SHA-256 (`label_pins`). A new
