@@ -36,9 +36,11 @@ def results_types() -> list[type[Results]]:
         module = analyses.part(name, "results")
         for _, kind in inspect.getmembers(module, inspect.isclass) if module else ():
             declared_here = kind.__module__ == module.__name__
-            if declared_here and issubclass(kind, Metrics | Table) and hasattr(kind, "stage"):
-                if issubclass(kind, Metrics) or hasattr(kind, "name"):
-                    found.append(kind)
+            a_file = issubclass(kind, Metrics) or (
+                issubclass(kind, Table) and hasattr(kind, "name")
+            )
+            if declared_here and a_file and hasattr(kind, "stage"):
+                found.append(kind)
     return found
 
 
