@@ -3,8 +3,9 @@ statistic, its interval and a verdict computed by a rule written next to the cla
 
 The claims themselves live with the analysis whose results they chiefly read, in the
 `claims` module of its package (`pipeline.analyses.<name>.claims`): each declares
-`claims(scope)` (the claims for a `claim.Scope`: the run's tasks and scored UD relations)
-and `SETTINGS` (the config keys each claim family's measurement depends on), and reads
+`claims(scope)` (the claims for a `claim.Scope`: the run's tasks and scored UD relations),
+`SETTINGS` (the config keys each claim family's measurement depends on) and `cases()` (its
+claims' synthetic cases), and reads
 other stages' results as typed results (the `results` modules of the analyses, on
 `pipeline.core.results`). This package is the machinery they share:
 
@@ -12,6 +13,8 @@ other stages' results as typed results (the `results` modules of the analyses, o
   record and the verdict rules (with `settle`), every threshold with its reason;
 - outputs.py: the stages' typed results, read from an outputs folder or held in memory (the
   claims read nothing else);
+- cases.py: a claim's synthetic cases (typed results in memory and the verdict they must
+  give), which each claims module declares beside its claims (`cases()`);
 - shares.py: pattern-type shares corrected for the classifier's errors;
 - validity.py, seeds.py, selection.py, standout.py, unchanged.py: the validity and headroom
   gates, the interval over seeds, the best or mean of many units, heads that stand out,

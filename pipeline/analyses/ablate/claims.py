@@ -10,6 +10,7 @@ from pipeline.analyses.ablate.results import (
     LayerRemovals,
     Pruning,
 )
+from pipeline.claims.cases import SEED, Case, ablation_rows, learned_row, table1
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate
@@ -181,3 +182,86 @@ def claims(scope: Scope) -> list[Claim]:
     found += [random_head_removal_helps(t) for t in tasks if t in RANDOM_HEAD_TASKS]
     found += [large_fraction_prunable(t) for t in tasks]
     return found
+
+
+def _removals(task: str, deltas: list[float], baseline: float = 0.8) -> dict:
+    """`task`'s model (learned; its ablation rows' baseline `baseline`) with one head per
+    delta (each +-0.03, q 0.01) and one layer per delta."""
+    removals = {
+        "delta": deltas,
+        "ci_low": [d - 0.03 for d in deltas],
+        "ci_high": [d + 0.03 for d in deltas],
+        "q_value": [0.01] * len(deltas),
+    }
+    return (
+        {(HeadRemovals, task, SEED): HeadRemovals.of(**removals),
+         (LayerRemovals, task, SEED): LayerRemovals.of(**removals)}
+        | ablation_rows(task, baseline) | table1({task: learned_row()})
+    )  # fmt: skip
+
+
+def _pruned(delta: float, half_width: float) -> dict:
+    """SST-2's pruning curve: `delta` +-`half_width` at 42% of heads pruned."""
+    curve = Pruning.of(
+        fraction_pruned=[0.0, 0.3, 0.42, 0.5],
+        delta=[0.0, 0.0, delta, -0.2],
+        delta_ci_low=[0.0, -0.02, delta - half_width, -0.3],
+        delta_ci_high=[0.0, 0.02, delta + half_width, -0.1],
+    )
+    return (
+        {(Pruning, "sst2", SEED): curve} | ablation_rows("sst2") | table1({"sst2": learned_row()})
+    )
+
+
+def cases() -> list[Case]:
+    heads, rte, mrpc = "kovaleva.heads_removal_helps.sst2", Scope(("rte",)), Scope(("mrpc",))
+    prune = "extension.prune_40_percent_small_cost.sst2"
+    return [
+        Case(
+            heads,
+            "supported",
+            _removals("sst2", [0.06, 0.0, -0.02]),
+            "the best head gains 0.06; 0.06 - 2.39 x 0.0153 > 0 after the widening for 3 heads",
+        ),
+        Case(
+            heads,
+            "not testable",
+            _removals("sst2", [0.06, 0.0, -0.02], baseline=0.55),
+            "the ablation rows' baseline 0.55 [0.47, 0.63] leaves no room above chance (0.5)",
+        ),
+        Case(
+            "kovaleva.layers_removal_helps.rte",
+            "contradicted",
+            _removals("rte", [-0.1, -0.2]),
+            "every layer's removal hurts, even after the widening",
+            rte,
+        ),
+        Case(
+            "extension.layers_removal_helps.sst2",
+            "contradicted",
+            _removals("sst2", [-0.1, -0.2]),
+            "every layer's removal hurts (the paper states it for RTE only)",
+        ),
+        Case(
+            "kovaleva.random_head_removal_helps.mrpc",
+            "supported",
+            _removals("mrpc", [0.05, 0.06, 0.07]),
+            "every head's removal helps: 0.06 [0.03, 0.09]",
+            mrpc,
+        ),
+        Case(
+            "kovaleva.random_head_removal_helps.mrpc",
+            "inconclusive",
+            _removals("mrpc", [0.06, 0.0, -0.02]),
+            "on average 0.013 [-0.017, 0.043]",
+            mrpc,
+        ),
+        Case(
+            prune,
+            "underpowered",
+            _pruned(-0.01, 0.03),
+            "-0.01 [-0.04, 0.02] on 96 rows detects 0.043, above the margin 0.01",
+        ),
+        Case(prune, "supported", _pruned(-0.001, 0.005), "-0.001 [-0.006, 0.004] > -0.01"),
+        Case(prune, "contradicted", _pruned(-0.1, 0.03), "-0.1 [-0.13, -0.07] < -0.01"),
+    ]

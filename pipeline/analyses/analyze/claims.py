@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.analyses.analyze.results import AnalyzeMetrics
+from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.thresholds import DIRECTION
+from pipeline.core.results import Family
 
 PAPER = "Kovaleva et al. 2019"
 # the config keys each claim family's measurement depends on (measurement_pins.py)
@@ -49,3 +51,29 @@ def last_layers_change_most(task: str) -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [last_layers_change_most(t) for t in scope.tasks if t != "qqp"]
+
+
+def cases() -> list[Case]:
+    name = "kovaleva.last_layers_change_most.sst2"
+    three = AnalyzeMetrics(Family({1: 0.9, 2: 0.8, 3: 0.7}), interval(0.1, 0.05))
+    two = AnalyzeMetrics(Family({1: 0.9, 2: 0.8}), None)
+    return [
+        Case(
+            name,
+            "supported",
+            {(AnalyzeMetrics, "sst2", SEED): three} | table1({"sst2": learned_row()}),
+            "the last two layers change least by 0.1 [0.05, 0.15] more than the others",
+        ),
+        Case(
+            name,
+            "not testable",
+            {(AnalyzeMetrics, "sst2", SEED): three} | table1({"sst2": learned_row(learned=False)}),
+            "the model did not learn its task (the validity gate)",
+        ),
+        Case(
+            name,
+            "not testable",
+            {(AnalyzeMetrics, "sst2", SEED): two} | table1({"sst2": learned_row()}),
+            "two layers: no other layer to compare the last two with",
+        ),
+    ]

@@ -4,6 +4,7 @@ the nearest-mention baseline (the paper on CoNLL-2012; here on GAP)."""
 from __future__ import annotations
 
 from pipeline.analyses.clark_coref.results import GapMetrics
+from pipeline.claims.cases import Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import DIRECTION
@@ -39,3 +40,21 @@ def coref_head_beats_nearest() -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [coref_head_beats_nearest()]
+
+
+def cases() -> list[Case]:
+    name = "clark.coref_head_beats_nearest"
+    return [
+        Case(
+            name,
+            "supported",
+            {(GapMetrics,): GapMetrics(interval(0.1, 0.08))},
+            "the head beats the nearest mention by 0.1 [0.02, 0.18]",
+        ),
+        Case(
+            name,
+            "inconclusive",
+            {(GapMetrics,): GapMetrics(interval(0.0, 0.05))},
+            "no difference, [-0.05, 0.05]; no power check (the paper's gap is on CoNLL)",
+        ),
+    ]

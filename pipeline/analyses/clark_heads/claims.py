@@ -4,6 +4,7 @@ extension: this project's margin, not the paper's measure)."""
 from __future__ import annotations
 
 from pipeline.analyses.clark_heads.results import ClarkHeadsMetrics
+from pipeline.claims.cases import SEED, Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import DIRECTION
@@ -32,3 +33,21 @@ def same_layer_heads_alike(task: str) -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [same_layer_heads_alike(t) for t in scope.tasks]
+
+
+def cases() -> list[Case]:
+    name = "extension.same_layer_heads_alike.sst2"
+    return [
+        Case(
+            name,
+            "supported",
+            {(ClarkHeadsMetrics, "sst2", SEED): ClarkHeadsMetrics(interval(0.05, 0.03))},
+            "heads of one layer closer by 0.05 [0.02, 0.08]; pre-trained: no gate",
+        ),
+        Case(
+            name,
+            "contradicted",
+            {(ClarkHeadsMetrics, "sst2", SEED): ClarkHeadsMetrics(interval(-0.05, 0.03))},
+            "heads of one layer farther apart by 0.05 [0.02, 0.08]",
+        ),
+    ]

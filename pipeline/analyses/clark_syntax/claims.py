@@ -9,10 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.analyses.clark_syntax.results import UdMetrics
+from pipeline.claims.cases import Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.thresholds import DIRECTION, DOES_WELL
+from pipeline.core.results import Family
 
 PAPER = "Clark et al. 2019"
 # the config keys each claim family's measurement depends on (measurement_pins.py)
@@ -183,3 +185,50 @@ def claims(scope: Scope) -> list[Claim]:
     found += [probe_beats_right_branching()]
     found += [relation_extension(r) for r in scope.relations if r not in claimed]
     return found
+
+
+def _ud(overall: float = 0.4, probe: float = 0.2, **relations: float) -> dict:
+    """The syntax stage's UD results: the best head over all relations at `overall` +-0.05,
+    the probe `probe` +-0.05 above right branching, and each relation's head - offset
+    difference +-0.1."""
+    scored = Family({r: interval(gap, 0.1) for r, gap in relations.items()})
+    return {(UdMetrics,): UdMetrics(scored, interval(overall, 0.05), interval(probe, 0.05))}
+
+
+def cases() -> list[Case]:
+    overall, punct = "clark.no_head_does_syntax_overall", Scope(("sst2",), ("punct",))
+    return [
+        Case(overall, "supported", _ud(overall=0.4), "the best head finds 0.4 [0.35, 0.45] < half"),
+        Case(overall, "contradicted", _ud(overall=0.7), "the best head finds 0.7 [0.65, 0.75]"),
+        Case(
+            "clark.head_beats_offset.nsubj",
+            "supported",
+            _ud(nsubj=0.2),
+            "nsubj's head beats the offset by 0.2 [0.1, 0.3]",
+        ),
+        Case(
+            "clark.head_beats_offset.prt",
+            "not testable",
+            _ud(nsubj=0.2),
+            "compound:prt not scored: fewer arcs than min_count",
+        ),
+        Case(
+            "extension.head_beats_offset.punct",
+            "inconclusive",
+            _ud(punct=0.02),
+            "punct (not in Table 1): 0.02 [-0.08, 0.12], no power check",
+            punct,
+        ),
+        Case(
+            "clark.probe_beats_right_branching",
+            "supported",
+            _ud(probe=0.2),
+            "the probe parses 0.2 [0.15, 0.25] UAS better",
+        ),
+        Case(
+            "clark.probe_beats_right_branching",
+            "inconclusive",
+            _ud(probe=0.0),
+            "0 [-0.05, 0.05]: the sample detects 0.07, well below the paper's gap (0.35)",
+        ),
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.analyses.framenet.results import FramenetHeads
+from pipeline.claims.cases import Case
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
@@ -46,3 +47,25 @@ def framenet_heads_stand_out() -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [framenet_heads_stand_out()]
+
+
+def cases() -> list[Case]:
+    name = "kovaleva.framenet_heads_stand_out"
+    five = FramenetHeads.of(
+        score=[0.6, 0.55, 0.2, 0.18, 0.22],
+        score_ci_low=[0.58, 0.53, 0.18, 0.16, 0.2],
+        score_ci_high=[0.62, 0.57, 0.22, 0.2, 0.24],
+    )  # two heads 2.5 times the third, well clear of 1.25x after the widening for the ranking
+    alike = FramenetHeads.of(
+        score=[0.6, 0.55, 0.54, 0.18, 0.22],
+        score_ci_low=[0.58, 0.53, 0.52, 0.16, 0.2],
+        score_ci_high=[0.62, 0.57, 0.56, 0.2, 0.24],
+    )  # the third head as good as the second
+    two = FramenetHeads.of(score=[0.6, 0.55], score_ci_low=[0.58, 0.53], score_ci_high=[0.62, 0.57])
+    return [
+        Case(name, "supported", {(FramenetHeads,): five}, "two heads score 2.5 times the third"),
+        Case(
+            name, "contradicted", {(FramenetHeads,): alike}, "the third head scores with the second"
+        ),
+        Case(name, "not testable", {(FramenetHeads,): two}, "two heads: none beside the top two"),
+    ]

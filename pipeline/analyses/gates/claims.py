@@ -4,6 +4,7 @@ score no paired change from the unpruned model)."""
 
 from __future__ import annotations
 
+from pipeline.claims.cases import Case
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.rules import Beyond, undefined
 from pipeline.claims.thresholds import NOT_NOTICEABLE
@@ -42,3 +43,14 @@ SETTINGS = {"extension.most_heads_prunable": ("gates",)}
 
 def claims(scope: Scope) -> list[Claim]:
     return [most_heads_prunable()]
+
+
+def cases() -> list[Case]:
+    return [
+        Case(
+            "extension.most_heads_prunable",
+            "not testable",
+            {},
+            "no paired change is scored: the table says why, whatever the run holds",
+        )
+    ]

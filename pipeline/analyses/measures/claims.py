@@ -5,6 +5,7 @@ the value vectors' norms (the measure of Kobayashi et al. 2020)?"""
 from __future__ import annotations
 
 from pipeline.analyses.measures.results import MeasuresMetrics
+from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import SURVIVES
@@ -35,3 +36,24 @@ def special_tokens_survive_norms(task: str) -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [special_tokens_survive_norms(t) for t in scope.tasks]
+
+
+def cases() -> list[Case]:
+    name = "extension.special_tokens_survive_norms.sst2"
+
+    def ratio(estimate: float, learned: bool = True) -> dict:
+        measured = MeasuresMetrics(interval(estimate, 0.05))
+        return {(MeasuresMetrics, "sst2", SEED): measured} | table1(
+            {"sst2": learned_row(learned=learned)}
+        )
+
+    return [
+        Case(
+            name,
+            "contradicted",
+            ratio(0.25),
+            "norms keep a quarter [0.2, 0.3] of the [CLS]/[SEP] share",
+        ),
+        Case(name, "supported", ratio(0.9), "norms keep 0.9 [0.85, 0.95] of it"),
+        Case(name, "not testable", ratio(0.9, learned=False), "the model did not learn its task"),
+    ]

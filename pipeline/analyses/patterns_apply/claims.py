@@ -14,6 +14,7 @@ import pandas as pd
 from pipeline.analyses.framenet.results import FramenetHeads
 from pipeline.analyses.patterns_apply.results import PatternsApplyMetrics
 from pipeline.analyses.patterns_train.results import CrossValidation
+from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
@@ -27,6 +28,7 @@ from pipeline.claims.shares import (
 )
 from pipeline.claims.thresholds import LARGE_PART, MINORITY, MOSTLY, RECURS
 from pipeline.core.errors import PipelineError
+from pipeline.core.results import Family
 from pipeline.core.schema import load_task
 from pipeline.kovaleva.patterns import CLASSES
 
@@ -410,3 +412,80 @@ def claims(scope: Scope) -> list[Claim]:
     found += [heterogeneous_minority(t) for t in tasks if t in PRINTED_HETEROGENEOUS]
     found += [vertical_is_special_tokens(t) for t in tasks]
     return found
+
+
+def _planted(task: str, shares: dict[str, float], on_special: float = 0.55) -> dict:
+    """`task`'s fine-tuned maps with these shares (each +-0.01, at least 0) and `on_special`
+    +-0.1 of its vertical maps on [CLS]/[SEP]; 40 maps of each type its input can show
+    labelled by eye in the rule-stratified round (the rule's class is the type's), 38
+    called their own type in cross-validation, 2 vertical (vertical's: diagonal), one map
+    per example and as many of the run's maps per stratum (design weights 1); a model that
+    learned its task, and five heads."""
+    kinds = input_types(task)
+    labelled = [(f"{task}{k}{i}", k, k if i < 38 else "diagonal" if k == "vertical" else "vertical")
+                for k in kinds for i in range(40)]  # fmt: skip
+    ids, visual, cnn = (list(column) for column in zip(*labelled, strict=True))
+    applied = PatternsApplyMetrics(
+        shares=Family({task: Family({k: interval(shares[k], 0.01) for k in kinds})}),
+        vertical_on_special=Family({task: interval(on_special, 0.1)}),
+        rule_maps=Family({(task, "finetuned", k): 40.0 for k in kinds}),
+        max_share_change=0.01,
+    )
+    cross_validation = CrossValidation.of(
+        map_id=ids, task=task, variant="finetuned", round=DESIGN_ROUND, rule=visual,
+        example_id=range(len(ids)), visual=visual, cnn=cnn,
+    )  # fmt: skip
+    heads = FramenetHeads.of(score=[0.5] * 5, score_ci_low=[0.4] * 5, score_ci_high=[0.6] * 5)
+    return {
+        (PatternsApplyMetrics, SEED): applied,
+        (CrossValidation,): cross_validation,
+        (FramenetHeads,): heads,
+    } | table1({task: learned_row()})
+
+
+EVEN = dict.fromkeys(CLASSES, 0.125) | {"vertical": 0.5}  # a sentence pair's five types
+SINGLE = dict.fromkeys(CLASSES, 1 / 6) | {"vertical": 0.5, "block": 0.0}  # a sentence's four
+
+
+def cases() -> list[Case]:
+    mrpc = Scope(("mrpc",))
+    return [
+        Case(
+            "kovaleva.types_recur.sst2",
+            "contradicted",
+            _planted("sst2", SINGLE),
+            "each of four types ~1/6 of the maps, corrected, is under one head's worth of five",
+        ),
+        Case(
+            "kovaleva.types_recur.mrpc",
+            "contradicted",
+            _planted("mrpc", EVEN),
+            "the smallest of five types, 0.125 of five heads' maps, is under one head's worth",
+            mrpc,
+        ),
+        Case(
+            "kovaleva.first_three_types_large_part.sst2",
+            "supported",
+            _planted("sst2", SINGLE),
+            "vertical, diagonal and vertical+diagonal hold ~5/6 of the maps",
+        ),
+        Case(
+            "extension.heterogeneous_minority.mrpc",
+            "supported",
+            _planted("mrpc", EVEN),
+            "heterogeneous maps ~0.125 of the maps, well under half",
+            mrpc,
+        ),
+        Case(
+            "kovaleva.vertical_is_special_tokens.sst2",
+            "inconclusive",
+            _planted("sst2", SINGLE),
+            "0.55 [0.45, 0.65] of vertical maps on [CLS]/[SEP] straddles half",
+        ),
+        Case(
+            "kovaleva.vertical_is_special_tokens.sst2",
+            "supported",
+            _planted("sst2", SINGLE, on_special=0.8),
+            "0.8 [0.7, 0.9] of them: most",
+        ),
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.analyses.table1.results import Table1Metrics
+from pipeline.claims.cases import Case, learned_row, table1
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, smallest
@@ -63,3 +64,22 @@ def table1_order(task: str) -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [table1_order(t) for t in scope.tasks]
+
+
+def cases() -> list[Case]:
+    name = "kovaleva.table1_order.sst2"
+    return [
+        Case(
+            name,
+            "supported",
+            table1({"sst2": learned_row(ahead=0.1)}),
+            "0.1 [0.05, 0.15] ahead of random init, 0.3 of no fine-tuning: both gaps above 0",
+        ),
+        Case(
+            name,
+            "contradicted",
+            table1({"sst2": learned_row(ahead=-0.1, learned=False)}),
+            "random init ahead by 0.1 [0.05, 0.15]; not gated: a model that did not learn "
+            "still answers Table 1's claim",
+        ),
+    ]
