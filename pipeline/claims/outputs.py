@@ -44,7 +44,7 @@ class StageOutputs:
         """Whether the results of `kind` for `run` exist (for inputs a table can do without)."""
         where = kind.covers.where(kind, run)
         if issubclass(kind, Table):
-            return self._csv_path(kind.stage, where, kind.name).exists()
+            return self._has_csv(kind.stage, where, kind.name)
         return self._has_flat(kind.stage, where)
 
     def _parse(self, kind: type[Results], where: tuple[str, ...]) -> Results:
@@ -69,6 +69,9 @@ class StageOutputs:
 
     def _csv_path(self, stage: str, where: tuple[str, ...], name: str) -> Path:
         return layout.results(self.root, "plots", stage, *where) / f"{name}.csv"
+
+    def _has_csv(self, stage: str, where: tuple[str, ...], name: str) -> bool:
+        return self._csv_path(stage, where, name).exists()
 
     def _csv(self, stage: str, where: tuple[str, ...], name: str) -> tuple[pd.DataFrame, str]:
         path = self._csv_path(stage, where, name)

@@ -110,9 +110,17 @@ class KeptOutputs(StageOutputs):
             return True
         return stage in SHARED and super()._has_flat(stage, where)
 
+    def _kept_csv(self, stage: str, where: tuple[str, ...], name: str) -> Path:
+        return self.kept.joinpath("plots", stage, *where, f"{name}.csv")
+
+    def _has_csv(self, stage: str, where: tuple[str, ...], name: str) -> bool:
+        if self._kept_csv(stage, where, name).exists():
+            return True
+        return stage in SHARED and super()._has_csv(stage, where, name)
+
     def _csv(self, stage: str, where: tuple[str, ...], name: str) -> tuple[pd.DataFrame, str]:
         parts = (stage, *where, name)
-        path = self.kept.joinpath("plots", *parts[:-1], f"{parts[-1]}.csv")
+        path = self._kept_csv(stage, where, name)
         if path.exists():
             return pd.read_csv(path), str(path)
         if stage in SHARED:
