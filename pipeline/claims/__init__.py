@@ -15,7 +15,9 @@ other stages' results as typed results (the `results` modules of the analyses, o
   claims read nothing else);
 - cases.py: a claim's synthetic cases (typed results in memory and the verdict they must
   give), which each claims module declares beside its claims (`cases()`);
-- shares.py: pattern-type shares corrected for the classifier's errors;
+- shares.py, share_notes.py: pattern-type shares corrected for the classifier's errors,
+  and what they say in words (with the two ends of a share below the classifier's
+  resolution);
 - validity.py, seeds.py, selection.py, standout.py, unchanged.py: the validity and headroom
   gates, the interval over seeds, the best or mean of many units, heads that stand out,
   zero-width intervals;

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.analyses.patterns_apply.claims import below_resolution
 from pipeline.claims.boundary_coverage import (
     EXAMPLES,
     HEADS,
@@ -43,6 +42,7 @@ from pipeline.claims.boundary_coverage import (
 from pipeline.claims.coverage import rows_on_every_core, write_simulated_table
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
+from pipeline.claims.share_notes import below_resolution
 from pipeline.claims.shares import corrected_shares, design_weights
 from pipeline.claims.thresholds import RECURS
 
