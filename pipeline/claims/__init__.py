@@ -1,16 +1,28 @@
 """The claims table: each finding of the papers that the pipeline can test, with the measured
 statistic, its interval and a verdict computed by a rule written next to the claim.
 
-- claim.py, rules.py, thresholds.py: a claim, the statistic-with-interval record and the
-  verdict rules (with `settle`), every threshold with its reason;
-- outputs.py: reading the stages' metrics and tables (the claims read nothing else);
-- kovaleva.py, clark.py, michel.py, voita.py, kobayashi.py: the claims of each paper (and
-  the project's extensions built on them);
-- shares.py: pattern-type shares corrected for the classifier's errors;
+The claims themselves live with the analysis whose results they chiefly read, in the
+`claims` module of its package (`pipeline.analyses.<name>.claims`): each declares
+`claims(scope)` (the claims for a `claim.Scope`: the run's tasks and scored UD relations),
+`SETTINGS` (the config keys each claim family's measurement depends on) and `cases()` (its
+claims' synthetic cases), and reads
+other stages' results as typed results (the `results` modules of the analyses, on
+`pipeline.core.results`). This package is the machinery they share:
+
+- claim.py, rules.py, thresholds.py: a claim and its scope, the statistic-with-interval
+  record and the verdict rules (with `settle`), every threshold with its reason;
+- outputs.py: the stages' typed results, read from an outputs folder or held in memory (the
+  claims read nothing else);
+- cases.py: a claim's synthetic cases (typed results in memory and the verdict they must
+  give), which each claims module declares beside its claims (`cases()`);
+- shares.py, share_notes.py: pattern-type shares corrected for the classifier's errors,
+  and what they say in words (with the two ends of a share below the classifier's
+  resolution);
 - validity.py, seeds.py, selection.py, standout.py, unchanged.py: the validity and headroom
   gates, the interval over seeds, the best or mean of many units, heads that stand out,
   zero-width intervals;
-- evaluate.py: every claim evaluated into one table, its flat metrics and headline;
+- evaluate.py: the claims collected from every analysis, evaluated into one table, its
+  flat metrics and headline;
 - judge.py: the stage's files (table, per-seed table, headline, Markdown, forest plot);
 - registry.py (with amendments.yaml), measurement_pins.py, verdict_pins.py: the registry's
   version and digest, fitted or registered, and what the digest pins;

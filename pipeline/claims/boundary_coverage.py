@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.claims.coverage import LOWEST_COVERAGE, rows_on_every_core, write_simulated_table
-from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
+from pipeline.claims.share_notes import below_resolution
 from pipeline.claims.shares import SHARE_RESAMPLES, corrected_shares
 from pipeline.claims.thresholds import RECURS
 

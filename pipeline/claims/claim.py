@@ -1,5 +1,6 @@
 """One testable finding: what the paper says and where, the number it prints, how this run
-measures it, and the rule that turns the measurement into a verdict."""
+measures it, and the rule that turns the measurement into a verdict; and what an analysis's
+claims are declared for (`Scope`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from dataclasses import dataclass
 
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What an analysis's claims are declared for: the run's tasks, and the UD relations its
+    syntax stage scored (an extension row for each one outside Clark's Table 1)."""
+
+    tasks: tuple[str, ...]
+    relations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,7 +65,8 @@ class Claim:
     finding: str  # the finding as tested here, in words
     statistic: str  # what is measured, in words
     rule: Beyond
-    measure: Callable[[StageOutputs, int], Estimate]  # (outputs, fine-tuning seed)
+    # (the stages' typed results, fine-tuning seed): reads them by `out.read(Type, ...)`
+    measure: Callable[[StageOutputs, int], Estimate]
     finetuned: tuple[str, ...] = ()
     gated: bool = True
     effect: float | None = None

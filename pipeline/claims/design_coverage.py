@@ -40,9 +40,9 @@ from pipeline.claims.boundary_coverage import (
     BoundaryCoverage,
 )
 from pipeline.claims.coverage import rows_on_every_core, write_simulated_table
-from pipeline.claims.kovaleva import below_resolution
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
+from pipeline.claims.share_notes import below_resolution
 from pipeline.claims.shares import corrected_shares, design_weights
 from pipeline.claims.thresholds import RECURS
 

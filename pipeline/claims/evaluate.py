@@ -16,12 +16,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import pandas as pd
 from scipy.stats import t as student_t
 
-from pipeline.claims import clark, kobayashi, kovaleva, michel, voita
-from pipeline.claims.claim import Claim
+from pipeline import analyses
+from pipeline.analyses.clark_syntax.results import UdMetrics
+from pipeline.analyses.prepare.results import PrepareMetrics
+from pipeline.claims.claim import Claim, Scope
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
@@ -42,22 +45,25 @@ PAPERS_EFFECT = "the paper's"  # power_effect_source of an effect the paper prin
 MAX_SEEDS = 50  # the most fine-tuning seeds `seeds_needed` reckons with
 
 
+def claim_modules() -> dict[str, ModuleType]:
+    """Each analysis's claims module (`pipeline/analyses/<name>/claims.py`), by analysis name,
+    found by scanning the analyses (pipeline.analyses.names)."""
+    found = {name: analyses.part(name, "claims") for name in analyses.names()}
+    return {name: module for name, module in found.items() if module is not None}
+
+
 def declared_claims(tasks: Sequence[str], relations: Sequence[str]) -> list[Claim]:
-    """The papers' testable findings for these tasks, then the project's extensions, with an
-    extension row for each UD relation of `relations` outside Clark's Table 1."""
-    return [
-        *kovaleva.claims(tasks),
-        *clark.claims(tasks, relations),
-        *michel.claims(tasks),
-        *voita.claims(),
-        *kobayashi.claims(tasks),
-    ]
+    """Every analysis's claims for these tasks (its module's `claims(scope)`), analyses in
+    name order, with an extension row for each UD relation of `relations` outside Clark's
+    Table 1."""
+    scope = Scope(tuple(tasks), tuple(relations))
+    return [claim for module in claim_modules().values() for claim in module.claims(scope)]
 
 
 def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
     """A run's claims: the declared ones, with a row for each relation its syntax stage
     scored."""
-    return declared_claims(tasks, clark.scored_relations(out))
+    return declared_claims(tasks, out.read(UdMetrics).scored_relations())
 
 
 @dataclass(frozen=True)
@@ -174,15 +180,10 @@ def gate_failures(claim: Claim, out: StageOutputs, seed: int) -> str:
 def dev_rows(out: StageOutputs, claim: Claim) -> float:
     """The whole dev set of the claim's task (the prepare stage's count of its evaluation
     split before any cap); NaN for a claim of no single task or without that count."""
-    if len(claim.finetuned) != 1 or not out.has_metrics("prepare"):
+    if len(claim.finetuned) != 1 or not out.has(PrepareMetrics):
         return math.nan
-    task = claim.finetuned[0]
-    counts = out.metrics("prepare")
-    splits = sorted(
-        k for k in counts
-        if k.startswith(f"{task}.") and k.endswith(".source_rows") and ".train." not in k
-    )  # fmt: skip
-    return float(counts[splits[0]]) if splits else math.nan
+    rows = out.read(PrepareMetrics).dev_rows(claim.finetuned[0])
+    return math.nan if rows is None else rows
 
 
 def evaluate(

@@ -2,14 +2,16 @@
 claim-relevant settings by key, the visual labels the pattern classifier learns from, and
 every statistic's output on a small committed fixture.
 
-Settings: each claim family names the config keys its measurement depends on (`SETTINGS`,
-by the claim id's first two parts), read from conf/ as Hydra composes it under each profile
-a committed claims table is judged under (`PROFILES`: the default run's, the standard
-reference's, the MPNet run's), so a key a profile overrides (the standard profile's
-`ablate.num_examples`) is pinned with the value that profile gives it; a gated claim also
-depends on the gate's inputs (`GATE_SETTINGS`). Changing any of them (the label folders the
-classifier learns from, an example count, a classifier setting, in conf/<group>/default.yaml
-or in a profile) changes what a verdict rests on, and moves the digest.
+Settings: each claim family names the config keys its measurement depends on (the
+`SETTINGS` of its analysis's claims module, pipeline/analyses/<name>/claims.py, by the claim
+id's first two parts; `settings_by_family` collects them), read from conf/ as Hydra
+composes it under each profile a committed claims table is judged under (`PROFILES`: the
+default run's, the standard reference's, the MPNet run's), so a key a profile overrides
+(the standard profile's `ablate.num_examples`) is pinned with the value that profile gives
+it; a gated claim also depends on the gate's inputs (`GATE_SETTINGS`). Changing any of
+them (the label folders the classifier learns from, an example count, a classifier setting,
+in conf/<group>/default.yaml or in a profile) changes what a verdict rests on, and moves
+the digest.
 
 Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`) of each folder that
 `patterns.labels_from` names, under data/annotations/, by their SHA-256 (`label_pins`). A new
@@ -35,8 +37,9 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
+from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.claims.claim import Claim
-from pipeline.claims.clark import scored_relations
+from pipeline.claims.evaluate import claim_modules
 from pipeline.claims.outputs import StageOutputs
 from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.errors import PipelineError
@@ -58,44 +61,23 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "mpnet-quick": ("model=mpnet_base",),
 }
 
-PATTERNS = (
-    "dump_attention.num_examples",
-    "patterns.num_examples",
-    "patterns.labels_from",
-    "patterns.sample",
-    "patterns.heuristic",
-    "patterns.classifier",
-)
-REMOVAL = ("ablate.num_examples", "ablate.mode", "ablate.bootstrap_resamples")
-SYNTAX = ("clark_syntax.ud", "clark_syntax.probe", "clark_syntax.bootstrap_resamples")
-SETTINGS: dict[str, tuple[str, ...]] = {
-    "kovaleva.table1_order": ("finetune.epochs", "finetune.baselines", "table1"),
-    "kovaleva.types_recur": PATTERNS,
-    "kovaleva.first_three_types_large_part": PATTERNS,
-    "extension.heterogeneous_minority": PATTERNS,
-    "kovaleva.vertical_is_special_tokens": PATTERNS,
-    "kovaleva.last_layers_change_most": ("dump_attention.num_examples", "analyze.num_examples"),
-    "kovaleva.heads_removal_helps": REMOVAL,
-    "kovaleva.layers_removal_helps": REMOVAL,
-    "extension.layers_removal_helps": REMOVAL,
-    "kovaleva.random_head_removal_helps": REMOVAL,
-    "kovaleva.framenet_heads_stand_out": ("framenet",),
-    "clark.no_head_does_syntax_overall": SYNTAX,
-    "clark.head_beats_offset": SYNTAX,
-    "extension.head_beats_offset": SYNTAX,
-    "clark.probe_beats_right_branching": SYNTAX,
-    "clark.coref_head_beats_nearest": ("clark_coref",),
-    "extension.same_layer_heads_alike": ("dump_attention.num_examples", "clark_heads"),
-    "extension.prune_40_percent_small_cost": (
-        *REMOVAL,
-        "ablate.importance_split",
-        "ablate.importance_examples",
-        "ablate.prune_step",
-        "ablate.prune_keep",
-    ),
-    "extension.most_heads_prunable": ("gates",),
-    "extension.special_tokens_survive_norms": ("measures",),
-}
+
+def settings_by_family() -> dict[str, tuple[str, ...]]:
+    """Each claim family's config keys, as its analysis's claims module declares them beside
+    its claims (`SETTINGS` of pipeline/analyses/<name>/claims.py); a family declared twice
+    fails in one line."""
+    found: dict[str, tuple[str, ...]] = {}
+    for name, module in claim_modules().items():
+        for claim_family, keys in module.SETTINGS.items():
+            if claim_family in found:
+                raise PipelineError(
+                    f"claims registry: {claim_family} declares its settings twice (again in "
+                    f"pipeline/analyses/{name}/claims.py)"
+                )
+            found[claim_family] = keys
+    return found
+
+
 # the validity gate (validity.py) reads Table 1's dev rows and the ablation rows' baseline
 GATE_SETTINGS = ("prepare.max_eval_rows", "prepare.min_rows", "table1", "ablate.num_examples")
 
@@ -152,12 +134,14 @@ def settings(claim: Claim) -> dict[str, dict[str, Any]]:
     """The claim-relevant settings of `claim`, by profile and key; a claim of no family in
     SETTINGS fails in one line (every registered claim must say what its measurement depends
     on)."""
-    if family(claim) not in SETTINGS:
+    declared = settings_by_family()
+    if family(claim) not in declared:
         raise PipelineError(
-            f"claims registry: {claim.name} has no entry in SETTINGS "
-            "(pipeline/claims/measurement_pins.py): name the settings its measurement reads"
+            f"claims registry: {claim.name} has no entry in the SETTINGS of its analysis's "
+            "claims module (pipeline/analyses/<name>/claims.py): name the settings its "
+            "measurement reads"
         )
-    keys = SETTINGS[family(claim)] + (GATE_SETTINGS if claim.gated and claim.finetuned else ())
+    keys = declared[family(claim)] + (GATE_SETTINGS if claim.gated and claim.finetuned else ())
     return {
         profile: {key: setting(key, profile) for key in sorted(set(keys))} for profile in PROFILES
     }
@@ -198,4 +182,4 @@ def fixture_outputs(claims: list[Claim], fixture: Path = FIXTURE) -> dict[str, l
 
 def fixture_relations(fixture: Path = FIXTURE) -> list[str]:
     """The UD relations the fixture's syntax stage scored."""
-    return scored_relations(StageOutputs(fixture))
+    return StageOutputs(fixture).read(UdMetrics).scored_relations()

@@ -17,9 +17,10 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pipeline.claims.clark import ALL_RELATIONS, no_head_does_syntax_overall
+from pipeline.analyses.clark_syntax.claims import no_head_does_syntax_overall
+from pipeline.analyses.clark_syntax.results import ALL_RELATIONS
+from pipeline.analyses.table1.claims import TABLE1
 from pipeline.claims.evaluate import PAPERS_EFFECT, headline_counts
-from pipeline.claims.kovaleva import TABLE1
 from pipeline.claims.rules import Estimate, settle
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -95,25 +96,35 @@ class KeptOutputs(StageOutputs):
     def _kept(self, parts: tuple[str, ...], suffix: str) -> Path:
         return self.kept.joinpath(*parts[:-1], f"{parts[-1]}{suffix}")
 
-    def metrics(self, *parts: str) -> dict:
+    def _flat(self, stage: str, where: tuple[str, ...]) -> tuple[Mapping, str]:
+        parts = (stage, *where)
         path = self._kept(parts, ".json")
         if path.exists():
-            return json.loads(path.read_text())
-        if parts[0] in SHARED:
-            return super().metrics(*parts)
+            return json.loads(path.read_text()), str(path)
+        if stage in SHARED:
+            return super()._flat(stage, where)
         raise PipelineError(f"the reference {self.kept} keeps no {'/'.join(parts)}.json")
 
-    def has_metrics(self, *parts: str) -> bool:
-        if self._kept(parts, ".json").exists():
+    def _has_flat(self, stage: str, where: tuple[str, ...]) -> bool:
+        if self._kept((stage, *where), ".json").exists():
             return True
-        return parts[0] in SHARED and super().has_metrics(*parts)
+        return stage in SHARED and super()._has_flat(stage, where)
 
-    def table(self, *parts: str) -> pd.DataFrame:
-        path = self.kept.joinpath("plots", *parts[:-1], f"{parts[-1]}.csv")
+    def _kept_csv(self, stage: str, where: tuple[str, ...], name: str) -> Path:
+        return self.kept.joinpath("plots", stage, *where, f"{name}.csv")
+
+    def _has_csv(self, stage: str, where: tuple[str, ...], name: str) -> bool:
+        if self._kept_csv(stage, where, name).exists():
+            return True
+        return stage in SHARED and super()._has_csv(stage, where, name)
+
+    def _csv(self, stage: str, where: tuple[str, ...], name: str) -> tuple[pd.DataFrame, str]:
+        parts = (stage, *where, name)
+        path = self._kept_csv(stage, where, name)
         if path.exists():
-            return pd.read_csv(path)
-        if parts[0] in SHARED:
-            return super().table(*parts)
+            return pd.read_csv(path), str(path)
+        if stage in SHARED:
+            return super()._csv(stage, where, name)
         raise PipelineError(f"the reference {self.kept} keeps no plots/{'/'.join(parts)}.csv")
 
 

@@ -5,8 +5,9 @@ The digest (version 3 on) is the SHA-256 of a canonical JSON (sorted keys, no wh
 of its parts. What the claims say (`digest`): each claim's id, the paper's statement, its
 source (paper, place, printed number), the statistic, the rule's name and parameters (with
 the power check's effect and the room a removal claim needs), the threshold, and the
-claim-relevant settings by key (measurement_pins.SETTINGS: label folders, example counts,
-the classifier's settings, the gates' inputs), as conf/ composes them under each profile a
+claim-relevant settings by key (the SETTINGS beside each analysis's claims,
+measurement_pins.settings_by_family: label folders, example counts, the classifier's
+settings, the gates' inputs), as conf/ composes them under each profile a
 committed table is judged under (measurement_pins.PROFILES, from version 6 on), over the
 claims declared for every task of Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). How they
 are measured: the visual labels the pattern classifier learns from
@@ -52,9 +53,9 @@ from typing import Any
 
 import yaml
 
+from pipeline.analyses.table1.claims import TABLE1
 from pipeline.claims.claim import Claim
 from pipeline.claims.evaluate import declared_claims
-from pipeline.claims.kovaleva import TABLE1
 from pipeline.claims.measurement_pins import (
     FIXTURE,
     FIXTURE_TASKS,

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pipeline.claims.thresholds import Z_CONFIDENCE, Z_POWER, Threshold
+from pipeline.core.stats import Interval
 
 Verdict = Literal[
     "supported", "contradicted", "inconclusive", "underpowered", "not testable", "seed-dependent"
@@ -69,6 +70,11 @@ class Estimate:
             return
         if any(math.isnan(v) for v in values) or not self.ci_low <= self.ci_high:
             raise ValueError(f"not a statistic with an interval: {values}")
+
+    @classmethod
+    def of(cls, interval: Interval) -> Estimate:
+        """A stage's statistic with its 95% interval (typed results, pipeline/core/results.py)."""
+        return cls(interval.estimate, interval.low, interval.high)
 
     @property
     def undefined(self) -> bool:

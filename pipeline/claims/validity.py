@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pipeline.analyses.ablate.results import AblateMetrics, AblationRows
+from pipeline.analyses.table1.results import Table1Metrics
 from pipeline.claims.outputs import StageOutputs
-from pipeline.core.layout import seed_folder
+from pipeline.claims.rules import Estimate
 
 # what the lower 95% bound of a learned model's margin over chance, and over no fine-tuning,
 # must exceed (module docstring)
@@ -33,14 +35,13 @@ class Learned:
 
 def learned(out: StageOutputs, task: str, seed: int) -> Learned:
     """Whether the model fine-tuned on `task` with `seed` learned it (module docstring)."""
-    table1 = ("table1", seed_folder(seed))
-    score = out.interval(table1, f"{task}.finetuned")
-    over_chance = out.interval(table1, f"{task}.finetuned_minus_chance")
-    over_pretrained = out.interval(table1, f"{task}.finetuned_minus_pretrained")
+    row = out.read(Table1Metrics, seed).tasks[task]
+    score = Estimate.of(row.finetuned)
+    over_chance = Estimate.of(row.finetuned_minus_chance)
+    over_pretrained = Estimate.of(row.finetuned_minus_pretrained)
     if over_chance.ci_low > LEARNED_ABOVE and over_pretrained.ci_low > LEARNED_ABOVE:
         return Learned(True, "")
-    chance = out.value(table1, f"{task}.chance")
-    pretrained = out.value(table1, f"{task}.pretrained")
+    chance, pretrained = row.chance, row.pretrained
     return Learned(
         False,
         f"the {task} model (seed {seed}) did not learn {task}: dev {score.statistic:.3f} "
@@ -65,11 +66,11 @@ def headroom_failure(out: StageOutputs, task: str, seed: int, needed: float) -> 
     """Why the ablation rows of `task`'s model (seed `seed`) leave a removal or pruning claim
     nothing to measure ('' when they do not): the lower 95% bound of the baseline's margin
     over chance on those rows is below `needed`, the effect the claim is about."""
-    ablated = ("ablate", task, seed_folder(seed))
-    metric = str(out.metrics(*ablated).get("main_metric", "accuracy"))
-    labels = out.table("ablate", task, seed_folder(seed), "examples")["label"]
+    ablated = out.read(AblateMetrics, task, seed)
+    metric = "accuracy" if ablated.main_metric is None else ablated.main_metric
+    labels = out.read(AblationRows, task, seed).label
     chance = constant_score(metric, labels)
-    baseline = out.interval(ablated, "baseline")
+    baseline = Estimate.of(ablated.baseline)
     margin = baseline.ci_low - chance
     if margin >= needed and margin > 0:
         return ""

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import math
 from itertools import product
-from pathlib import Path
 
-import pandas as pd
-
+from pipeline.analyses.ablate.results import AblateMetrics, AblationRows
+from pipeline.analyses.table1.results import Table1Metrics, TaskRow
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.evaluate import evaluate_claim
-from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.outputs import SyntheticOutputs
 from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import Threshold
 from pipeline.claims.validity import headroom_failure, learned
-from pipeline.core.layout import seed_folder
+from pipeline.core.results import Family, Results
+from pipeline.core.stats import Interval
 
 DIGITS = 4  # significant digits of each grid number in the digest
 SEEDS = (42, 43, 44)
@@ -108,24 +108,8 @@ def verdict_grid() -> dict[str, list[str]]:
     return pinned
 
 
-class GridOutputs(StageOutputs):
-    """Stage outputs held in memory: metrics files and tables by their place."""
-
-    def __init__(
-        self, metrics: dict[tuple[str, ...], dict], tables: dict[tuple[str, ...], pd.DataFrame]
-    ) -> None:
-        super().__init__(Path("grid"))
-        self._grid_metrics, self._grid_tables = metrics, tables
-
-    def metrics(self, stage: str, *where: str) -> dict:
-        return self._grid_metrics[(stage, *where)]
-
-    def table(self, stage: str, *where_and_name: str) -> pd.DataFrame:
-        return self._grid_tables[(stage, *where_and_name)]
-
-
-def _interval(key: str, low: float) -> dict[str, float]:
-    return {key: low + 0.05, f"{key}_ci_low": low, f"{key}_ci_high": low + 0.1}
+def _interval(low: float) -> Interval:
+    return Interval(low + 0.05, low, low + 0.1)
 
 
 LEARNED_MARGINS = (-0.02, 0.004, 0.05)  # lower bounds over chance and over no fine-tuning
@@ -136,23 +120,26 @@ NEEDED = (0.0, 0.001, 0.012)  # the room a removal claim needs
 def gate_grid() -> dict[str, str]:
     """Whether each synthetic model passes the learning gate and the headroom gate."""
     seed = SEEDS[0]
-    table1: dict[str, float] = {}
+    rows = {}
     tasks = {}
     for chance_margin, pretrained_margin in product(LEARNED_MARGINS, LEARNED_MARGINS):
         task = f"t{len(tasks)}"
         tasks[task] = f"{chance_margin}:{pretrained_margin}"
-        table1 |= _interval(f"{task}.finetuned", 0.7)
-        table1 |= _interval(f"{task}.finetuned_minus_chance", chance_margin)
-        table1 |= _interval(f"{task}.finetuned_minus_pretrained", pretrained_margin)
-        table1 |= {f"{task}.chance": 0.6, f"{task}.pretrained": 0.5}
-    metrics = {("table1", seed_folder(seed)): table1}
-    labels = pd.DataFrame({"label": [1] * 60 + [0] * 40})  # accuracy's chance: 0.6
-    tables = {}
+        rows[task] = TaskRow(
+            finetuned=_interval(0.7),
+            finetuned_minus_chance=_interval(chance_margin),
+            finetuned_minus_pretrained=_interval(pretrained_margin),
+            finetuned_minus_random_init=_interval(0.1),  # the gate does not read it
+            chance=0.6,
+            pretrained=0.5,
+        )
+    results: dict[tuple, Results] = {(Table1Metrics, seed): Table1Metrics(Family(rows))}
+    labels = AblationRows.of(label=[1] * 60 + [0] * 40)  # accuracy's chance: 0.6
     for i, margin in enumerate(HEADROOM_MARGINS):
-        place = ("ablate", f"h{i}", seed_folder(seed))
-        metrics[place] = {"main_metric": "accuracy"} | _interval("baseline", 0.6 + margin)
-        tables[(*place, "examples")] = labels
-    out = GridOutputs(metrics, tables)
+        baseline = _interval(0.6 + margin)
+        results[(AblateMetrics, f"h{i}", seed)] = AblateMetrics(100.0, baseline, "accuracy")
+        results[(AblationRows, f"h{i}", seed)] = labels
+    out = SyntheticOutputs(results)
     pinned = {
         f"learned:{margins}": str(learned(out, task, seed).passed)
         for task, margins in tasks.items()

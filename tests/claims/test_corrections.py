@@ -12,7 +12,11 @@ import math
 import pandas as pd
 import pytest
 
-from pipeline.claims.clark import coref_head_beats_nearest, no_head_does_syntax_overall
+from pipeline.analyses.ablate.claims import large_fraction_prunable, removal_helps
+from pipeline.analyses.clark_coref.claims import coref_head_beats_nearest
+from pipeline.analyses.clark_syntax.claims import no_head_does_syntax_overall
+from pipeline.analyses.gates.claims import most_heads_prunable
+from pipeline.analyses.patterns_apply.claims import heterogeneous_minority
 from pipeline.claims.evaluate import (
     _underpowered_reason,
     flat_metrics,
@@ -20,15 +24,15 @@ from pipeline.claims.evaluate import (
     rows_needed,
     seeds_needed,
 )
-from pipeline.claims.kovaleva import heterogeneous_minority, removal_helps
-from pipeline.claims.michel import claims as michel_claims
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Estimate
-from pipeline.claims.voita import most_heads_prunable
 
 
 def test_rows_the_papers_never_ran_are_extensions():
-    for claim in [*michel_claims(("sst2", "mrpc", "rte", "stsb")), most_heads_prunable()]:
+    for claim in [
+        *map(large_fraction_prunable, ("sst2", "mrpc", "rte", "stsb")),
+        most_heads_prunable(),
+    ]:
         assert claim.extension and claim.name.startswith("extension."), claim.name
 
 
@@ -71,7 +75,11 @@ def _ablated_heads(tmp_path, with_f1: bool) -> StageOutputs:
     """Three MRPC heads on 100 rows: in accuracy the third's removal helps most (+0.03), in
     F1 the first's (+0.05)."""
     (tmp_path / "metrics/ablate/mrpc").mkdir(parents=True)
-    (tmp_path / "metrics/ablate/mrpc/seed42.json").write_text(json.dumps({"num_examples": 100}))
+    (tmp_path / "metrics/ablate/mrpc/seed42.json").write_text(
+        json.dumps(
+            {"num_examples": 100, "baseline": 0.7, "baseline_ci_low": 0.6, "baseline_ci_high": 0.8}
+        )
+    )
     heads = pd.DataFrame(
         {"layer": [1, 1, 2], "head": [1, 2, 1], "delta": [0.0, -0.01, 0.03],
          "ci_low": [-0.02, -0.03, 0.01], "ci_high": [0.02, 0.01, 0.05], "q_value": [1, 1, 0.2]}

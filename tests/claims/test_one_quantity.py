@@ -12,9 +12,9 @@ import pytest
 
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.evaluate import evaluate_claim, judge
-from pipeline.claims.kovaleva import bracket_ends, share_bounds
 from pipeline.claims.rules import Beyond, Estimate, settle
 from pipeline.claims.seeds import across_seeds
+from pipeline.claims.share_notes import bracket_ends, share_bounds
 from pipeline.claims.shares import corrected_shares
 from pipeline.claims.thresholds import Threshold
 from pipeline.core.errors import PipelineError

@@ -65,7 +65,7 @@ def test_a_remeasured_claim_whose_kept_inputs_no_longer_suffice_is_not_testable(
     """A share claim's statistic changed since the kept run: its kept numbers are not the
     claim's any more, so where its measure cannot run on the kept files it is not testable
     with the reason, never judged on the kept numbers."""
-    from pipeline.claims.kovaleva import types_recur
+    from pipeline.analyses.patterns_apply.claims import types_recur
     from pipeline.claims.reference import KeptOutputs, kept_measurement
 
     kept = pd.DataFrame(

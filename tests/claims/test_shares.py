@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from pipeline.claims.kovaleva import heterogeneous_minority, type_shares, types_recur
+from pipeline.analyses.patterns_apply.claims import heterogeneous_minority, type_shares, types_recur
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.shares import (
     adjusted_shares,
@@ -236,7 +236,10 @@ def _outputs(
         tmp_path / "plots" / "patterns_train" / "cross_validation.csv", index=False
     )
     (tmp_path / "plots" / "framenet").mkdir(parents=True)  # 100 heads: one head's share 0.01
-    pd.DataFrame({"head": range(100)}).to_csv(tmp_path / "plots/framenet/heads.csv", index=False)
+    heads = pd.DataFrame(
+        {"head": range(100), "score": 0.5, "score_ci_low": 0.4, "score_ci_high": 0.6}
+    )
+    heads.to_csv(tmp_path / "plots/framenet/heads.csv", index=False)
     return StageOutputs(tmp_path)
 
 
@@ -311,7 +314,9 @@ def test_labelled_maps_without_their_examples_fail_in_one_line(tmp_path):
     out = _outputs(tmp_path, 12, SHARES)
     table = tmp_path / "plots" / "patterns_train" / "cross_validation.csv"
     pd.read_csv(table).drop(columns="example_id").to_csv(table, index=False)
-    with pytest.raises(PipelineError, match="no example_id column; rerun it"):
+    with pytest.raises(
+        PipelineError, match=r"has no column `example_id`.*dvc repro patterns_train"
+    ):
         type_shares(out, "mrpc", 42)
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from pipeline.claims.clark import NOT_SPECIALISED, TABLE1
+from pipeline.analyses.clark_syntax.claims import NOT_SPECIALISED, TABLE1
 from pipeline.clark.relations import (
     ALL,
     ArcOutcomes,
@@ -122,7 +122,7 @@ def test_rebuilt_arcs_are_scored_but_not_counted_again_in_all_relations():
 
 def test_the_documented_table1_mapping_is_the_one_the_claims_use():
     """docs/stages/clark.md's table: Stanford relation -> the first UD relation named (or
-    `rebuilt`), against pipeline/claims/clark.py."""
+    `rebuilt`), against pipeline/analyses/clark_syntax/claims.py."""
     text = (REPO / "docs/stages/clark.md").read_text()
     rows = re.findall(r"^  \| (\w+) \| (rebuilt|`[a-z:]+`)", text, flags=re.M)
     documented = {name: ud.strip("`") for name, ud in rows if name != "All"}

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+from pipeline.analyses.framenet.claims import framenet_heads_stand_out
 from pipeline.analyses.framenet.settings import FramenetConfig
 from pipeline.attention.engine import attach
-from pipeline.claims.kovaleva import framenet_heads_stand_out
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.standout import top_set_apart
 from pipeline.core.config import CONF_DIR

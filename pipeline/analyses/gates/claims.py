@@ -1,9 +1,11 @@
 """Voita et al. (2019), "Analyzing Multi-Head Self-Attention": the pruning finding, listed so
-that the table says why this run cannot test it."""
+that the table says why this run cannot test it (the gates stage's hard-concrete head gates
+score no paired change from the unpruned model)."""
 
 from __future__ import annotations
 
-from pipeline.claims.claim import Claim, Source
+from pipeline.claims.cases import Case
+from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.rules import Beyond, undefined
 from pipeline.claims.thresholds import NOT_NOTICEABLE
 
@@ -35,5 +37,20 @@ def most_heads_prunable() -> Claim:
     )
 
 
-def claims() -> list[Claim]:
+# the config keys each claim family's measurement depends on (measurement_pins.py)
+SETTINGS = {"extension.most_heads_prunable": ("gates",)}
+
+
+def claims(scope: Scope) -> list[Claim]:
     return [most_heads_prunable()]
+
+
+def cases() -> list[Case]:
+    return [
+        Case(
+            "extension.most_heads_prunable",
+            "not testable",
+            {},
+            "no paired change is scored: the table says why, whatever the run holds",
+        )
+    ]

@@ -1,22 +1,30 @@
-"""Clark et al. (2019), "What Does BERT Look At?": the findings this pipeline tests, each
-with the paper's statement and, where it prints one, its number (measured on WSJ and
-CoNLL-2012 with bert-base; here on UD English EWT and GAP with this run's model)."""
+"""Clark et al. (2019), "What Does BERT Look At?", Sec. 4.2 and 5: heads that specialise to
+syntactic relations against the best fixed offset, no head doing syntax overall, and the
+attention-only probe against right branching (measured on WSJ with bert-base; here on UD
+English EWT with this run's model)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.claims.claim import Claim, Source
+from pipeline.analyses.clark_syntax.results import UdMetrics
+from pipeline.claims.cases import Case, interval
+from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.thresholds import DIRECTION, DOES_WELL
-from pipeline.core.layout import seed_folder
+from pipeline.core.results import Family
 
 PAPER = "Clark et al. 2019"
-UD = ("clark_syntax",)  # metrics/clark_syntax/ud.json (pipeline/core/layout.py)
-HEAD_MINUS_OFFSET = "_head_minus_offset"
-ALL_RELATIONS = "all_relations"
+# the config keys each claim family's measurement depends on (measurement_pins.py)
+SYNTAX = ("clark_syntax.ud", "clark_syntax.probe", "clark_syntax.bootstrap_resamples")
+SETTINGS = {
+    "clark.no_head_does_syntax_overall": SYNTAX,
+    "clark.head_beats_offset": SYNTAX,
+    "extension.head_beats_offset": SYNTAX,
+    "clark.probe_beats_right_branching": SYNTAX,
+}
 
 
 @dataclass(frozen=True)
@@ -56,25 +64,17 @@ ALL_HEAD = 34.5  # Table 1's "All" row: the best single head's accuracy (%)
 ALL_OFFSET = 26.3  # ... and the best fixed offset's (+1)
 
 
-def scored_relations(out: StageOutputs) -> list[str]:
-    """The relations the syntax stage scored (those with a head-offset difference), without
-    the all-relations row."""
-    found = (
-        k[: -len(HEAD_MINUS_OFFSET)] for k in out.metrics(*UD) if k.endswith(HEAD_MINUS_OFFSET)
-    )
-    return sorted(r for r in found if r != ALL_RELATIONS)
-
-
 def head_minus_offset(relation: str) -> Callable[[StageOutputs, int], Estimate]:
     """The measure: `relation`'s head - offset difference, undefined when the stage left the
     relation out of its table (fewer arcs than `clark_syntax.ud.min_count`)."""
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
-        if f"{relation}{HEAD_MINUS_OFFSET}" not in out.metrics(*UD):
+        scored = out.read(UdMetrics).head_minus_offset
+        if relation not in scored:
             return undefined(
                 f"`{relation}` has fewer arcs than clark_syntax.ud.min_count in a UD split"
             )
-        return out.interval(UD, f"{relation}{HEAD_MINUS_OFFSET}")
+        return Estimate.of(scored[relation])
 
     return measure
 
@@ -125,7 +125,7 @@ def no_head_does_syntax_overall() -> Claim:
         "(every UD arc)",
         statistic="the best head's accuracy over all relations (head chosen on other sentences)",
         rule=Beyond(DOES_WELL, side="below", bound=1.0),
-        measure=lambda out, seed: out.interval(UD, f"{ALL_RELATIONS}_head_accuracy"),
+        measure=lambda out, seed: Estimate.of(out.read(UdMetrics).all_relations_head_accuracy),
     )
 
 
@@ -155,30 +155,6 @@ def relation_extension(relation: str) -> Claim:
     )
 
 
-def coref_head_beats_nearest() -> Claim:
-    """Scored on GAP's two-way choice (chance 50%, and 0.5 the largest gap possible), while
-    the paper's numbers are CoNLL-2012 antecedent accuracies over every mention: they stand
-    in the note alone, and no power check borrows their gap (0.38), which has no counterpart
-    on GAP's scale."""
-    return Claim(
-        name="clark.coref_head_beats_nearest",
-        source=Source(
-            PAPER,
-            "Sec. 4.3, Table 2",
-            "a head (5-4) finds coreferent antecedents far more often than the nearest-mention "
-            "baseline",
-            number_note="on CoNLL-2012, not GAP: head 65% against the nearest mention's 27%, "
-            "chance far below one half; this run's GAP accuracy is two-way, so no paper "
-            "number stands beside it and none sets the power check's effect",
-        ),
-        finding="a head finds coreferent antecedents better than the nearest-mention baseline",
-        statistic="head accuracy - nearest-mention accuracy (same report examples; head chosen "
-        "on other examples)",
-        rule=Beyond(DIRECTION),
-        measure=lambda out, seed: out.interval(("clark_coref",), "head_minus_nearest"),
-    )
-
-
 def probe_beats_right_branching() -> Claim:
     return Claim(
         name="clark.probe_beats_right_branching",
@@ -194,34 +170,65 @@ def probe_beats_right_branching() -> Claim:
         finding="the attention-only probe parses better than a right-branching baseline",
         statistic="probe UAS - right-branching UAS (same sentences)",
         rule=Beyond(DIRECTION),
-        measure=lambda out, seed: out.interval(UD, "probe_minus_right_branching"),
+        measure=lambda out, seed: Estimate.of(out.read(UdMetrics).probe_minus_right_branching),
         effect=0.61 - 0.26,
         effect_source="assumed: the paper's gap on WSJ (61 - 26 UAS); this run parses UD "
         "English EWT",
     )
 
 
-def same_layer_heads_alike(task: str) -> Claim:
-    return Claim(
-        name=f"extension.same_layer_heads_alike.{task}",
-        source=Source(PAPER, "Sec. 6, Fig. 6", "heads within the same layer tend to behave alike"),
-        finding=f"heads of the same layer attend more alike than heads of different layers "
-        f"({task} inputs, pre-trained model; this project's margin, not the paper's measure)",
-        statistic="mean distance between heads of different layers - of the same layer",
-        rule=Beyond(DIRECTION),
-        measure=lambda out, seed: out.interval(
-            ("clark_heads", task, seed_folder(seed)), "same_layer_margin"
-        ),
-        extension=True,
-    )
-
-
-def claims(tasks: Sequence[str], relations: Sequence[str]) -> list[Claim]:
-    """Clark's findings, then one extension row per relation of `relations` (UD relations,
-    e.g. a run's `scored_relations`) that Table 1 does not claim."""
+def claims(scope: Scope) -> list[Claim]:
+    """Clark's findings, then one extension row per relation of `scope.relations` (UD
+    relations, e.g. those a run's syntax stage scored) that Table 1 does not claim."""
     claimed = {row.scored for row in TABLE1.values()}
     found = [no_head_does_syntax_overall(), *(head_beats_offset(r) for r in TABLE1)]
-    found += [coref_head_beats_nearest(), probe_beats_right_branching()]
-    found += [relation_extension(r) for r in relations if r not in claimed]
-    found += [same_layer_heads_alike(t) for t in tasks]
+    found += [probe_beats_right_branching()]
+    found += [relation_extension(r) for r in scope.relations if r not in claimed]
     return found
+
+
+def _ud(overall: float = 0.4, probe: float = 0.2, **relations: float) -> dict:
+    """The syntax stage's UD results: the best head over all relations at `overall` +-0.05,
+    the probe `probe` +-0.05 above right branching, and each relation's head - offset
+    difference +-0.1."""
+    scored = Family({r: interval(gap, 0.1) for r, gap in relations.items()})
+    return {(UdMetrics,): UdMetrics(scored, interval(overall, 0.05), interval(probe, 0.05))}
+
+
+def cases() -> list[Case]:
+    overall, punct = "clark.no_head_does_syntax_overall", Scope(("sst2",), ("punct",))
+    return [
+        Case(overall, "supported", _ud(overall=0.4), "the best head finds 0.4 [0.35, 0.45] < half"),
+        Case(overall, "contradicted", _ud(overall=0.7), "the best head finds 0.7 [0.65, 0.75]"),
+        Case(
+            "clark.head_beats_offset.nsubj",
+            "supported",
+            _ud(nsubj=0.2),
+            "nsubj's head beats the offset by 0.2 [0.1, 0.3]",
+        ),
+        Case(
+            "clark.head_beats_offset.prt",
+            "not testable",
+            _ud(nsubj=0.2),
+            "compound:prt not scored: fewer arcs than min_count",
+        ),
+        Case(
+            "extension.head_beats_offset.punct",
+            "inconclusive",
+            _ud(punct=0.02),
+            "punct (not in Table 1): 0.02 [-0.08, 0.12], no power check",
+            punct,
+        ),
+        Case(
+            "clark.probe_beats_right_branching",
+            "supported",
+            _ud(probe=0.2),
+            "the probe parses 0.2 [0.15, 0.25] UAS better",
+        ),
+        Case(
+            "clark.probe_beats_right_branching",
+            "inconclusive",
+            _ud(probe=0.0),
+            "0 [-0.05, 0.05]: the sample detects 0.07, well below the paper's gap (0.35)",
+        ),
+    ]
