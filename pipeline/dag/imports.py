@@ -63,10 +63,12 @@ def imported_modules(tree: ast.Module, package: str) -> set[str]:
 
 
 def scanned_part(node: ast.AST) -> str | None:
-    """The module `m` that a call `part(name, "m")` imports from every analysis package."""
+    """The module `m` that a call `part(name, "m")` (or `analyses.part(name, "m")`) imports
+    from every analysis package."""
     if not isinstance(node, ast.Call) or len(node.args) != 2:
         return None
-    called = node.func.id if isinstance(node.func, ast.Name) else None
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
     module = node.args[1]
     if called == "part" and isinstance(module, ast.Constant) and isinstance(module.value, str):
         return module.value
