@@ -5,7 +5,9 @@ the imports, `pipeline/dag/imports.py`).
 `pipeline/analyses/` spans floors: each module there stands on the floor of the package whose
 job it does (`AS_PACKAGE`). The scan and the config groups' schemas (each analysis's
 `settings.py`) are part of the config schema, so `core`'s; the declarations and the catalog
-that collects them are part of the DAG, so `dag`'s."""
+that collects them are part of the DAG, so `dag`'s; the typed results a stage writes
+(`results.py`) stand on `core`'s floor, where any reader can import them; the claims that
+read them (`claims.py`) on `claims`'."""
 
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ AS_PACKAGE: dict[str, str] = {
     "pipeline.analyses.catalog": "dag",
     "pipeline.analyses.defaults_list": "dag",
     "declaration": "dag",  # an analysis's stage and report section
+    "results": "core",  # the typed results its stage writes, which readers of them import
+    "claims": "claims",  # the claims that read them
 }
 
 
@@ -92,7 +96,7 @@ def test_no_import_points_up_a_floor(package: str) -> None:
 
 
 SHARED_NAMES = {"__init__.py", "__main__.py", "figures.py"}  # one figures.py per package
-ANALYSIS_PARTS = {"settings.py", "declaration.py"}  # of every analysis package, by their job
+ANALYSIS_PARTS = {"settings.py", "declaration.py", "results.py", "claims.py"}  # of every analysis package, by their job
 
 
 def test_no_two_modules_share_a_name() -> None:

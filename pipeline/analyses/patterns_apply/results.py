@@ -18,8 +18,8 @@ from pipeline.core.results import (
     interval_keys,
     key,
 )
+from pipeline.core.schema import PatternClass
 from pipeline.core.stats import Interval
-from pipeline.kovaleva.patterns import CLASSES
 
 FINETUNED = "finetuned"  # the variant the claims read
 RULE_MAPS = ".rule_maps."
@@ -31,7 +31,7 @@ def _shares(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, Family
     found: dict[str, dict[str, Interval]] = {}
     for k in interval_keys(flat):
         task, variant, kind = [*k.split(".", 2), "", ""][:3]
-        if variant == FINETUNED and kind in CLASSES:
+        if variant == FINETUNED and kind in PatternClass.__members__:
             found.setdefault(task, {})[kind] = interval_at(flat, k)
     return {t: Family(kinds, place, f"{t} pattern type", stage) for t, kinds in found.items()}
 
