@@ -22,6 +22,7 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from pipeline import analyses
+from pipeline.analyses import catalog
 from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.analyses.prepare.results import PrepareMetrics
 from pipeline.claims.claim import Claim, Scope
@@ -47,15 +48,18 @@ MAX_SEEDS = 50  # the most fine-tuning seeds `seeds_needed` reckons with
 
 def claim_modules() -> dict[str, ModuleType]:
     """Each analysis's claims module (`pipeline/analyses/<name>/claims.py`), by analysis name,
-    found by scanning the analyses (pipeline.analyses.names)."""
+    found by scanning the analyses (pipeline.analyses.names), in the report's section order
+    (an analysis without a section after those with one, by name)."""
     found = {name: analyses.part(name, "claims") for name in analyses.names()}
-    return {name: module for name, module in found.items() if module is not None}
+    sections = list(catalog.sections())
+    order = sorted(found, key=lambda n: (sections.index(n) if n in sections else len(sections), n))
+    return {name: found[name] for name in order if found[name] is not None}
 
 
 def declared_claims(tasks: Sequence[str], relations: Sequence[str]) -> list[Claim]:
     """Every analysis's claims for these tasks (its module's `claims(scope)`), analyses in
-    name order, with an extension row for each UD relation of `relations` outside Clark's
-    Table 1."""
+    the report's order (`claim_modules`), with an extension row for each UD relation of
+    `relations` outside Clark's Table 1."""
     scope = Scope(tuple(tasks), tuple(relations))
     return [claim for module in claim_modules().values() for claim in module.claims(scope)]
 

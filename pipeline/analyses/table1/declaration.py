@@ -17,6 +17,6 @@ ANALYSIS = Analysis(
     ),
     section=Section(
         "Table 1: fine-tuned against random-weight and frozen models (Kovaleva et al.)",
-        150,
+        35,
     ),
 )
