@@ -1,12 +1,23 @@
 """What the clark_heads stage writes that others read: per task and fine-tuning seed, how
-much more alike heads of one layer attend (metrics/clark_heads/<task>/seed<N>.json)."""
+much more alike heads of one layer attend, and each layer's attention to [SEP]
+(metrics/clark_heads/<task>/seed<N>.json)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from pipeline.core.results import Covers, Metrics
+from pipeline.core.results import Covers, Family, Metrics, family, interval_at
 from pipeline.core.stats import Interval
+
+SEP_LAYER = re.compile(r"sep_attention\.L(\d+)")
+
+
+def _sep_layers(flat: Mapping[str, Any], place: str, stage: str) -> dict[int, Interval]:
+    """layer (from 1) -> its heads' mean attention to [SEP], with its interval over examples."""
+    return {int(m[1]): interval_at(flat, k) for k in flat if (m := SEP_LAYER.fullmatch(k))}
 
 
 @dataclass(frozen=True)
@@ -16,3 +27,5 @@ class ClarkHeadsMetrics(Metrics):
 
     # mean distance between heads of different layers - of the same layer
     same_layer_margin: Interval
+    # layer (from 1) -> attention to [SEP]; empty for a run written before the stage kept it
+    sep_attention: Family = field(metadata=family(_sep_layers, "layer"))
