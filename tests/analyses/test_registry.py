@@ -1,7 +1,7 @@
 """The registry of analysis packages (pipeline/analyses/): a toy analysis written into a
-temporary folder alone appears in the generated dvc.yaml, params.yaml, defaults list and
-report sections; a declaration error fails in one line naming the package and the fix; and
-the defaults list of conf/config.yaml is the generated one.
+temporary folder alone appears in the generated dvc.yaml, params.yaml, defaults list,
+report sections and claims table; a declaration error fails in one line naming the package
+and the fix; and the defaults list of conf/config.yaml is the generated one.
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ import json, shutil, sys
 from pathlib import Path
 import yaml
 from pipeline.analyses.defaults_list import render
+from pipeline.analyses.toy import claims as toy
+from pipeline.claims.cases import verdict_of
+from pipeline.claims.evaluate import declared_claims, evaluate
+from pipeline.claims.outputs import StageOutputs
 from pipeline.core.config import CONF_DIR
 from pipeline.dag.dvc_yaml import render as dvc_yaml
 from pipeline.report.html import SECTIONS
@@ -28,11 +32,19 @@ shutil.copytree(CONF_DIR, conf)
 shutil.copytree(Path(sys.argv[1]) / "analyses" / "conf" / "toy", conf / "toy")
 config = render((conf / "config.yaml").read_text())
 (conf / "config.yaml").write_text(config)
+outputs = Path(sys.argv[1]) / "outputs"  # what the toy stage writes for (sst2, seed 42)
+(outputs / "metrics/toy/sst2").mkdir(parents=True)
+written = {"scaled_labels": 6, "scaled_labels_ci_low": 5, "scaled_labels_ci_high": 7}
+(outputs / "metrics/toy/sst2/seed42.json").write_text(json.dumps(written))
+found = [c for c in declared_claims(["sst2"], []) if c.name.startswith("extension.toy")]
+table, _ = evaluate(found, StageOutputs(outputs), [42])
 print(json.dumps({
     "dvc": yaml.safe_load(dvc_yaml())["stages"],
     "params": yaml.safe_load(compose_params(conf_dir=conf)),
     "defaults": yaml.safe_load(config)["defaults"],
     "sections": list(SECTIONS),
+    "claims": dict(zip(table["claim"], table["verdict"])),
+    "cases": [verdict_of(case) for case in toy.cases()],
 }))
 """
 
@@ -66,6 +78,8 @@ def test_a_toy_analysis_in_a_folder_of_its_own_reaches_every_generated_file(tmp_
     assert {"toy": "default"} in found["defaults"]
     assert found["defaults"][-1] == {"experiment": "quick"}  # a profile still overrides it
     assert found["sections"][:3] == ["claims", "toy", "across_models"]
+    assert found["claims"] == {"extension.toy_labels.sst2": "supported"}  # 6 [5, 7] > 0
+    assert found["cases"] == ["supported"]
 
 
 @pytest.mark.parametrize(

@@ -35,12 +35,57 @@ ANALYSIS = Analysis(
 )
 """
 
+RESULTS = """from dataclasses import dataclass
+
+from pipeline.core.results import Covers, Metrics
+from pipeline.core.stats import Interval
+
+
+@dataclass(frozen=True)
+class ToyMetrics(Metrics):
+    stage = "{stage}"
+    covers = Covers.TASK_SEED
+
+    scaled_labels: Interval
+"""
+
+CLAIMS = """from pipeline.analyses.{name}.results import ToyMetrics
+from pipeline.claims.cases import SEED, Case, interval
+from pipeline.claims.claim import Claim, Scope, Source
+from pipeline.claims.rules import Beyond, Estimate
+from pipeline.claims.thresholds import DIRECTION
+
+SETTINGS = {{"extension.toy_labels": ("{group}",)}}
+
+
+def toy_labels(task):
+    return Claim(
+        name=f"extension.toy_labels.{{task}}",
+        source=Source("A toy paper", "Sec. 1", "every task has labels"),
+        finding=f"{{task}} has labels",
+        statistic="the task's label count, scaled",
+        rule=Beyond(DIRECTION),
+        measure=lambda out, seed: Estimate.of(out.read(ToyMetrics, task, seed).scaled_labels),
+        extension=True,
+    )
+
+
+def claims(scope: Scope) -> list[Claim]:
+    return [toy_labels(t) for t in scope.tasks]
+
+
+def cases() -> list[Case]:
+    held = {{(ToyMetrics, "sst2", SEED): ToyMetrics(interval(6.0, 1.0))}}
+    return [Case("extension.toy_labels.sst2", "supported", held, "six labels, give or take one")]
+"""
+
 
 def write_toy(
     root: Path, name: str = "toy", group: str = "toy", stage: str = "toy", reads: str = "ablate"
 ) -> Path:
     """Package `name` under `root`: it owns config group `group` and declares stage `stage`,
-    which reads the metrics of stage `reads`, and a report section between the claims'."""
+    which reads the metrics of stage `reads`, a report section between the claims', the
+    results its stage writes and a claim on them, with its synthetic case."""
     package = root / name
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(f'"""{name}: a toy analysis."""\n')
@@ -48,6 +93,8 @@ def write_toy(
     (package / "declaration.py").write_text(
         DECLARATION.format(stage=stage, group=group, reads=reads)
     )
+    (package / "results.py").write_text(RESULTS.format(stage=stage))
+    (package / "claims.py").write_text(CLAIMS.format(name=name, group=group))
     return package
 
 
