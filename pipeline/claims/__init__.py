@@ -25,7 +25,8 @@ other stages' results as typed results (the `results` modules of the analyses, o
   flat metrics and headline;
 - judge.py: the stage's files (table, per-seed table, headline, Markdown, forest plot);
 - registry.py (with amendments.yaml), measurement_pins.py, verdict_pins.py: the registry's
-  version and digest, fitted or registered, and what the digest pins;
+  version and digest, fitted or registered, and what the digest pins; refresh_fixture.py:
+  the digest's fixture refreshed from a run, with the files its claims read;
 - figures.py, prose.py: the forest plot, the docs' generated blocks;
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
   the current claims;

@@ -66,8 +66,8 @@ def test_an_edit_of_the_statistics_leaves_fine_tuning_up_to_date() -> None:
 
 
 def test_the_docs_say_which_stages_an_edit_of_each_core_file_reruns() -> None:
-    """The last column of the table in docs/adding-a-stage.md, "What an edit reruns"."""
-    doc = (REPO / "docs" / "adding-a-stage.md").read_text()
+    """The last column of the table in docs/adding-an-analysis.md, "What an edit reruns"."""
+    doc = (REPO / "docs" / "adding-an-analysis.md").read_text()
     rows = dict(re.findall(r"^\| `(pipeline/core/[^`]+)` \| [^|]+ \| ([^|]+) \|$", doc, re.M))
     core = REPO / "pipeline" / "core"
     assert set(rows) == {str(p.relative_to(REPO)) for p in core.rglob("*.py")}

@@ -1,4 +1,4 @@
-"""Every module of stages/ only wires, and adding a stage by docs/adding-a-stage.md passes the
+"""Every module of stages/ only wires, and adding a stage by docs/adding-an-analysis.md passes the
 checks that guard the DAG.
 
 A stage module defines its entry point and nothing else (`run` for a `stage_main` stage,
@@ -87,7 +87,7 @@ def test_the_thinness_check_names_what_a_fat_stage_does(tmp_path, monkeypatch) -
     ]
 
 
-# --- the recipe of docs/adding-a-stage.md, followed for a toy analysis -------------------------
+# --- the recipe of docs/adding-an-analysis.md, followed for a toy analysis -------------------------
 
 TOY_ANALYSIS = '''"""A toy analysis: the label names of a task; their count times `toy.scale`."""
 
@@ -169,7 +169,7 @@ CHECKS = [
 
 
 def add_toy_stage(root: Path, env: dict[str, str]) -> None:
-    """The steps of docs/adding-a-stage.md, in its order: new files, and one generated block."""
+    """The steps of docs/adding-an-analysis.md, in its order: new files, and one generated block."""
     (root / "pipeline/kovaleva/toy.py").write_text(TOY_ANALYSIS)
     package = root / "pipeline/analyses/toy"
     package.mkdir()
