@@ -1,4 +1,6 @@
-"""What an analysis package declares, in two modules of its own:
+"""What an analysis package declares about its stage, in two modules of its own (the
+package's other parts, its typed results and its claims, are `results.py` and `claims.py`:
+pipeline/core/results.py, pipeline/claims/cases.py):
 
 - `settings.py` (where the analysis owns a config group): the group's schema dataclasses and
   `SETTINGS = Settings(group, schema)` (pipeline/analyses/groups.py); the group's values are
