@@ -7,7 +7,7 @@ committed file equal to the rewritten one.
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 from pipeline.analyses.groups import groups
@@ -41,6 +41,14 @@ def config_path() -> Path:
     return CONF_DIR / "config.yaml"
 
 
-if __name__ == "__main__":
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else config_path()
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "config", type=Path, nargs="?", default=config_path(), help="default: conf/config.yaml"
+    )
+    path = parser.parse_args().config
     write_text(path, render(path.read_text(encoding="utf-8")))
+
+
+if __name__ == "__main__":
+    main()
