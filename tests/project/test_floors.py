@@ -96,7 +96,8 @@ def test_no_import_points_up_a_floor(package: str) -> None:
 
 
 SHARED_NAMES = {"__init__.py", "__main__.py", "figures.py"}  # one figures.py per package
-ANALYSIS_PARTS = {"settings.py", "declaration.py", "results.py", "claims.py"}  # of every analysis package, by their job
+# of every analysis package, by their job
+ANALYSIS_PARTS = {"settings.py", "declaration.py", "results.py", "claims.py"}
 
 
 def test_no_two_modules_share_a_name() -> None:

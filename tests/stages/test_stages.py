@@ -87,7 +87,7 @@ def test_the_thinness_check_names_what_a_fat_stage_does(tmp_path, monkeypatch) -
     ]
 
 
-# --- the recipe of docs/adding-an-analysis.md, followed for a toy analysis -------------------------
+# --- the recipe of docs/adding-an-analysis.md, followed for a toy analysis ---------------------
 
 TOY_ANALYSIS = '''"""A toy analysis: the label names of a task; their count times `toy.scale`."""
 
