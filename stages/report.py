@@ -10,6 +10,7 @@ from pipeline.core import layout
 from pipeline.core.config import group_options
 from pipeline.core.io import write_text
 from pipeline.core.stage import StageRun, stage_main
+from pipeline.report.committed import drift_notice
 from pipeline.report.html import Run, render_report
 
 
@@ -17,7 +18,8 @@ def run(stage: StageRun) -> None:
     outputs = Path(stage.cfg.paths.outputs)  # reads every stage's DVC-tracked outputs
     tasks, seeds = frozenset(stage.cfg.tasks), frozenset(stage.cfg.seeds)
     run = Run(tasks, seeds, frozenset(group_options("task")))  # this run's results only
-    page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg), run)
+    notice = drift_notice(outputs)  # against git's HEAD, which is no DVC dependency
+    page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg), run, notice)
     write_text(layout.report_page(stage.out_root), page)
 
 

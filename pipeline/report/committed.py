@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import subprocess
 import tarfile
 from collections.abc import Sequence
@@ -18,8 +19,9 @@ from pathlib import Path
 
 from pipeline.core.errors import PipelineError
 
+log = logging.getLogger(__name__)
+
 COMPARE = "python -m tools.compare"  # the last commit against the workspace, verdicts first
-METRICS = "outputs/metrics"  # the metrics files `dvc metrics diff` (tools.compare) reads
 
 
 class NoCommit(PipelineError):
@@ -34,7 +36,7 @@ def _git(repo: Path, *args: str) -> bytes:
         raise NoCommit("git is not installed: the committed files cannot be read") from None
     if done.returncode != 0:
         why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        raise NoCommit(f"`git {' '.join(args)}` in {repo} failed: {why}")
+        raise NoCommit(f"`git {' '.join(args)}` failed: {why}")
     return done.stdout
 
 
@@ -64,8 +66,8 @@ def extract(repo: Path, paths: Sequence[Path], into: Path, rev: str = "HEAD") ->
 @dataclass(frozen=True)
 class Drift:
     """How the workspace's outputs differ from commit `commit`'s: the tracked files under
-    outputs/ whose bytes differ (or that are gone), and among the metrics files the values
-    that differ (a value added or removed counts too)."""
+    the outputs folder whose bytes differ (or that are gone), and among its metrics files
+    (those `dvc metrics diff` reads) the values that differ (one added or removed counts)."""
 
     commit: str
     files: int
@@ -101,17 +103,32 @@ def differing_values(committed: bytes, current: bytes) -> int:
     return sum(old.get(key, ...) != new.get(key, ...) for key in old.keys() | new.keys())
 
 
-def drift(repo: Path, outputs: str = "outputs") -> Drift:
-    """How the workspace's `outputs` folder differs from HEAD's (NoCommit where git cannot
-    say). Files outside git (DVC's cache, ignored files) are not compared."""
-    commit = head(repo)
-    listed = _git(repo, "diff", "--name-status", "--no-renames", "-z", "HEAD", "--", outputs)
+def drift(outputs: Path) -> Drift:
+    """How the workspace's `outputs` folder differs from HEAD's, in the repository that holds
+    it (NoCommit where git cannot say). Files outside git (DVC's cache, ignored files) are
+    not compared."""
+    repo = Path(_git(outputs, "rev-parse", "--show-toplevel").decode().strip())
+    folder = outputs.resolve().relative_to(repo.resolve()).as_posix()
+    listed = _git(repo, "diff", "--name-status", "--no-renames", "-z", "HEAD", "--", folder)
     fields = listed.decode().split("\0")
     status = dict(zip(fields[1::2], fields[0::2], strict=False))  # path -> M, D or A
-    metrics = [f for f in status if f.startswith(f"{METRICS}/") and f.endswith(".json")]
+    metrics = [f for f in status if f.startswith(f"{folder}/metrics/") and f.endswith(".json")]
     values = 0
     for name in metrics:
         committed = b"" if status[name] == "A" else _git(repo, "show", f"HEAD:{name}")
         current = b"" if status[name] == "D" else (repo / name).read_bytes()
         values += differing_values(committed, current)
-    return Drift(commit, len(status), len(metrics), values)
+    return Drift(head(repo), len(status), len(metrics), values)
+
+
+def drift_notice(outputs: Path) -> str:
+    """What the report's first screen says of how this run's `outputs` differ from the
+    checked-out commit's, logged once: the sentence of `Drift`, empty when they are the
+    commit's; where git cannot say, that they were not compared and why."""
+    try:
+        sentence = drift(outputs).sentence()
+    except NoCommit as error:
+        sentence = f"This run's outputs were not compared with a commit: {error}"
+    if sentence:
+        log.info("%s", sentence)
+    return sentence

@@ -4,10 +4,12 @@ Figures are found under `<outputs>/figures/<stage>/` (each PNG has the caption s
 `pipeline.core.io.save_figure` writes), tables under `<outputs>/plots/<stage>/` and metrics under
 `<outputs>/metrics/`, at any depth (per-task folders such as `figures/finetune/<task>/`).
 A stage's `<outputs>/plots/<stage>/summary.txt`, where it writes one, opens its section as
-plain sentences (what the numbers rest on). The page opens with the papers' findings counted
-by verdict (pipeline/report/verdicts.py) and the contents; every section has a title. Images
-are embedded as base64 (lossless WebP) and the styles are inline, so the page opens offline
-with no external scripts. Stages that did not run are simply absent.
+plain sentences (what the numbers rest on). The page opens with how this run's outputs
+differ from the checked-out commit's, where they do (pipeline/report/committed.py), the
+papers' findings counted by verdict (pipeline/report/verdicts.py) and the contents; every
+section has a title. Images are embedded as base64 (lossless WebP) and the styles are
+inline, so the page opens offline with no external scripts. Stages that did not run are
+simply absent.
 """
 
 from __future__ import annotations
@@ -268,6 +270,7 @@ pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
 .contradicted{background:#f6d5d5}.inconclusive{background:#f2f2f2}.underpowered{background:#fbeecf}
 .not-testable{background:#e3e3f2}.seed-dependent{background:#f0dcf0}
 .registry{font-size:.9em}
+.notice{background:#fff4d6;padding:.6em 1em;border-left:3px solid #d9a400}
 .headline{font-size:1.15em}svg.verdicts{max-width:100%;height:auto;font-size:12px}
 .contents ol{columns:2;margin:.3em 0 1em;font-size:.9em}code{background:#eef;padding:0 .2em}
 """
@@ -287,10 +290,11 @@ def section_title(stage: str) -> str:
     return SECTIONS.get(stage, f"Results of {stage} (a folder no stage of this report names)")
 
 
-def _opening(outputs: Path, stages: list[str]) -> list[str]:
-    """What a reader needs first: the papers' findings counted by verdict, as a sentence
-    and a chart (pipeline/report/verdicts.py), then the contents."""
-    parts = []
+def _opening(outputs: Path, stages: list[str], notice: str = "") -> list[str]:
+    """What a reader needs first: `notice` (how this run's outputs differ from the
+    committed ones, pipeline/report/committed.py), the papers' findings counted by verdict,
+    as a sentence and a chart (pipeline/report/verdicts.py), then the contents."""
+    parts = [f'<p class="notice">{_prose(notice)}</p>'] if notice else []
     claims = outputs / "plots" / CLAIMS_TABLE
     if claims.exists():
         table = pd.read_csv(claims)
@@ -307,9 +311,11 @@ def _opening(outputs: Path, stages: list[str]) -> list[str]:
     return parts
 
 
-def render_report(outputs: Path, title: str, params_text: str, run: Run | None = None) -> str:
+def render_report(
+    outputs: Path, title: str, params_text: str, run: Run | None = None, notice: str = ""
+) -> str:
     """The report's HTML for everything found under `outputs` (only `run`'s results, when
-    given)."""
+    given), `notice` first where there is one."""
     figure_root, table_root, metric_root = (outputs / d for d in ("figures", "plots", "metrics"))
     stages = {
         p.name
@@ -323,7 +329,7 @@ def render_report(outputs: Path, title: str, params_text: str, run: Run | None =
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
         f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-        *_opening(outputs, ordered),
+        *_opening(outputs, ordered, notice),
         "<details><summary>Configuration (params.yaml)</summary>"
         f"<pre>{html.escape(params_text)}</pre></details>",
     ]

@@ -4,12 +4,14 @@ committed.py): files and metric values counted, and git's absence said, never pa
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from pipeline.report.committed import COMPARE, NoCommit, drift, extract
+from pipeline.report.committed import COMPARE, NoCommit, drift, drift_notice, extract
+from pipeline.report.html import render_report
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -35,7 +37,7 @@ def repo(tmp_path) -> Path:
 
 
 def test_an_unchanged_workspace_says_nothing(repo):
-    found = drift(repo)
+    found = drift(repo / "outputs")
     assert (found.files, found.metric_values) == (0, 0)
     assert found.sentence() == ""
 
@@ -44,7 +46,7 @@ def test_differing_values_and_files_are_counted_with_the_command(repo):
     metrics = repo / "outputs" / "metrics" / "a.json"
     metrics.write_text(json.dumps({"x": 0.1234568, "nested": {"y": 2, "z": "text"}, "w": 1}))
     (repo / "outputs" / "t.csv").write_text("a\n2\n")
-    found = drift(repo)
+    found = drift(repo / "outputs")
     assert (found.files, found.metric_files, found.metric_values) == (2, 1, 2)  # x moved, w new
     assert "2 files" in found.sentence() and "2 metric values in 1 metrics files" in (
         found.sentence()
@@ -54,7 +56,7 @@ def test_differing_values_and_files_are_counted_with_the_command(repo):
 
 def test_a_deleted_metrics_file_counts_each_of_its_values(repo):
     (repo / "outputs" / "metrics" / "a.json").unlink()
-    assert drift(repo).metric_values == 3
+    assert drift(repo / "outputs").metric_values == 3
 
 
 def test_no_repository_is_said_not_passed_over(tmp_path):
@@ -65,3 +67,27 @@ def test_no_repository_is_said_not_passed_over(tmp_path):
 def test_a_path_the_commit_lacks_is_named(repo, tmp_path):
     with pytest.raises(NoCommit, match=r"outputs/new\.csv"):
         extract(repo, [Path("outputs/t.csv"), Path("outputs/new.csv")], tmp_path / "x")
+
+
+def test_a_differing_rerun_says_so_once_in_the_log_and_first_on_the_page(repo, caplog):
+    (repo / "outputs" / "t.csv").write_text("a\n2\n")
+    with caplog.at_level(logging.INFO, logger="pipeline.report.committed"):
+        notice = drift_notice(repo / "outputs")
+    assert [r.getMessage() for r in caplog.records] == [notice]
+    assert "1 files" in notice
+    page = render_report(repo / "outputs", "run", "seed: 42\n", notice=notice)
+    shown = page.index('<p class="notice">')
+    assert shown < page.index('<nav class="contents">') < page.index("<section")
+    assert f"<code>{COMPARE}</code>" in page[shown:]
+
+
+def test_outputs_as_committed_add_nothing_to_the_page(repo, caplog):
+    with caplog.at_level(logging.INFO, logger="pipeline.report.committed"):
+        assert drift_notice(repo / "outputs") == ""
+    assert not caplog.records
+    assert 'class="notice"' not in render_report(repo / "outputs", "run", "seed: 42\n")
+
+
+def test_outputs_outside_git_say_they_were_not_compared(tmp_path):
+    (tmp_path / "outputs").mkdir()
+    assert "not compared with a commit" in drift_notice(tmp_path / "outputs")

@@ -15,6 +15,7 @@ ANALYSIS = Analysis(
         results=(),
         outs=(str(layout.report_page(OUTPUTS)),),
         inputs=(f"{OUTPUTS}/figures", f"{OUTPUTS}/plots", f"{OUTPUTS}/metrics"),
-        note="last in the DAG: one page of every stage's figures, tables and metrics",
+        note="last in the DAG: every stage's results on one page; compares the outputs with "
+        "git's HEAD (no dep)",
     ),
 )
