@@ -3,17 +3,19 @@ training rows, epochs, learning rate and fine-tuning seed.
 
     python -m benchmarks.learning_curve --task rte [--model minilm_l6] [--profile quick]
         [--rows 600 --rows 2490] [--epochs 2 --epochs 4] [--lr 1e-4 --lr 5e-5]
-        [--seed 42 --seed 43] [--threads 2] [--jsonl PATH]
+        [--seed 42 --seed 43] [--max-length 64] [--threads 2] [--jsonl PATH]
 
 Every combination of the lists is one recipe. A recipe trains the profile's fine-tuning loop
 (`pipeline.models.finetune.finetune_task`, the `finetuned` variant only) on a seeded subset of
 `--rows` rows of the task's local training split (drawn as `prepare` draws it, with the
-profile's data seed; `all` takes the whole split), from fine-tuning seed `--seed`, and scores
-it on the task's whole dev split. Each result gives the dev score of the task's main metric
-with its 95% bootstrap interval, and the two paired differences the claims' gate reads
-(`pipeline/claims/validity.py`): over the best constant prediction and over the pre-trained
-model with its fresh head. A recipe passes the gate when both lower bounds lie above 0,
-exactly as Table 1 and the claims judge it (1,000 resamples, seed 0 of the stats helpers).
+profile's data seed; `all` takes the whole split), from fine-tuning seed `--seed`, and scores it
+on the task's whole dev split, both encoded at the profile's `shared.max_length` word pieces
+(`--max-length` another length, e.g. to see what truncating RTE's premises costs). Each result
+gives the dev score of the task's main metric with its 95% bootstrap interval, and the two
+paired differences the claims' gate reads (`pipeline/claims/validity.py`): over the best
+constant prediction and over the pre-trained model with its fresh head. A recipe passes the gate
+when both lower bounds lie above 0, exactly as Table 1 and the claims judge it (1,000 resamples,
+seed 0 of the stats helpers).
 
 Results are appended one JSON line per recipe to `--jsonl` as they finish (a long study
 keeps what it finished), and a markdown table of everything in the file is printed at the
@@ -80,7 +82,7 @@ def gate(task_name: str, predictions) -> dict[str, Any]:
 
 def run_recipe(
     profile: dict[str, Any], model_name: str, task_name: str, rows: int | None, epochs: int,
-    learning_rate: float, seed: int,
+    learning_rate: float, seed: int, max_length: int,
 ) -> dict[str, Any]:  # fmt: skip
     """Train and judge one recipe (module docstring)."""
     task, model = load_task(task_name), load_model(model_name)
@@ -92,7 +94,7 @@ def run_recipe(
     result = finetune_task(
         model, tokenizer, task, train_frame, eval_frame,
         recipe_settings(profile, epochs, learning_rate),
-        seed=seed, max_length=profile["shared"]["max_length"], device=torch.device("cpu"),
+        seed=seed, max_length=max_length, device=torch.device("cpu"),
     )  # fmt: skip
     return {
         "model": model_name,
@@ -102,6 +104,7 @@ def run_recipe(
         "learning_rate": learning_rate,
         "batch_size": profile["finetune"]["batch_size"],
         "seed": seed,
+        "max_length": max_length,
         "train_seconds": round(time.perf_counter() - started, 1),
         **gate(task_name, result.predictions),
     }
@@ -110,15 +113,15 @@ def run_recipe(
 def table(records: list[dict[str, Any]]) -> str:
     """Markdown: one line per recipe, in the file's order."""
     lines = [
-        "| model | task | rows | epochs | lr | seed | dev score [95% CI] | over chance, lower | "
-        "over pre-trained, lower | learned | s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | task | rows | epochs | lr | seed | length | dev score [95% CI] | "
+        "over chance, lower | over pre-trained, lower | learned | s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         s = r["score"]
         lines.append(
             f"| {r['model']} | {r['task']} | {r['train_rows']} | {r['epochs']} | "
-            f"{r['learning_rate']:g} | {r['seed']} | {s['score']:.3f} "
+            f"{r['learning_rate']:g} | {r['seed']} | {r.get('max_length', 64)} | {s['score']:.3f} "
             f"[{s['score_ci_low']:.3f}, {s['score_ci_high']:.3f}] | "
             f"{r['over_chance']['over_chance_ci_low']:+.3f} | "
             f"{r['over_pretrained']['over_pretrained_ci_low']:+.3f} | "
@@ -136,6 +139,7 @@ def main() -> None:
     parser.add_argument("--epochs", action="append", type=int)
     parser.add_argument("--lr", action="append", type=float)
     parser.add_argument("--seed", action="append", type=int)
+    parser.add_argument("--max-length", type=int, help="default: the profile's")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--jsonl", type=Path, default=Path("learning_curve.jsonl"))
     args = parser.parse_args()
@@ -147,8 +151,11 @@ def main() -> None:
         args.lr or [profile["finetune"]["learning_rate"]],
         args.seed or [profile["seed"]],
     )
+    max_length = args.max_length or profile["shared"]["max_length"]
     for rows, epochs, learning_rate, seed in grid:
-        record = run_recipe(profile, args.model, args.task, rows, epochs, learning_rate, seed)
+        record = run_recipe(
+            profile, args.model, args.task, rows, epochs, learning_rate, seed, max_length
+        )
         with args.jsonl.open("a", encoding="utf-8") as out:
             out.write(json.dumps(record) + "\n")
         print(table([record]).splitlines()[-1], flush=True)
