@@ -17,7 +17,8 @@ from pipeline.report.html import Run, render_report
 def run(stage: StageRun) -> None:
     outputs = Path(stage.cfg.paths.outputs)  # reads every stage's DVC-tracked outputs
     tasks, seeds = frozenset(stage.cfg.tasks), frozenset(stage.cfg.seeds)
-    run = Run(tasks, seeds, frozenset(group_options("task")))  # this run's results only
+    all_tasks, model = frozenset(group_options("task")), str(stage.cfg.model.name)
+    run = Run(tasks, seeds, all_tasks, model)  # this run's results only
     notice = drift_notice(outputs)  # against git's HEAD, which is no DVC dependency
     page = render_report(outputs, stage.cfg.report.title, OmegaConf.to_yaml(stage.cfg), run, notice)
     write_text(layout.report_page(stage.out_root), page)

@@ -11,7 +11,11 @@ params.yaml), through DVC's API, and writes:
   statistic, paper_number), then per model `<model>.estimate`, `.ci_low`, `.ci_high`,
   `.verdict`, `.reason`, and `supported_on`: on how many of the real models (all but the
   `--control` runs) the claim is supported;
-- outputs/plots/across_models/runs.csv: model, experiment, the commit it was read from;
+- outputs/plots/across_models/runs.csv: model, experiment, the commit it was read from,
+  whether it is a control, and the claims registry that judged it (version, status, digest
+  and the version's date in amendments.yaml; blank for a table written before the registry):
+  the report marks a column judged by another registry than its claims section, with the
+  command that refreshes the table (pipeline/report/across.py);
 - outputs/plots/across_models/claims.md: the table to read, the paper's number once;
 - outputs/plots/across_models/summary.txt: the verdict counts per model, in sentences;
 - outputs/figures/across_models/verdicts.png: the verdicts as a claims x models grid.
@@ -35,6 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.claims.registry import versions
 from pipeline.claims.rules import VERDICTS
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import Captioned, save_figure, write_table, write_text
@@ -73,12 +78,31 @@ class ModelRun:
 
     @property
     def heading(self) -> str:
-        """The model's column heading: its name and how its verdicts were judged."""
+        """The model's column heading: its name, how its verdicts were judged and by which
+        registry version."""
+        registry = self.registry
+        version = f", registry v{registry['registry_version']}" if registry else ""
         if self.control:
-            return f"{self.model} (random control)"
-        if "registration" in self.claims and len(self.claims):
-            return f"{self.model} ({self.claims['registration'].iloc[0]})"
+            return f"{self.model} (random control{version})"
+        if registry:
+            return f"{self.model} ({self.claims['registration'].iloc[0]}{version})"
         return self.model
+
+    @property
+    def registry(self) -> dict[str, object]:
+        """The claims registry that judged the run: version, status, digest and the
+        version's date (amendments.yaml; blank where the digest is no recorded version's);
+        empty for a table written before the registry."""
+        if "registration" not in self.claims or self.claims.empty:
+            return {}
+        first = self.claims.iloc[0]
+        dates = {v.digest: v.date.isoformat() for v in versions()}
+        return {
+            "registry_version": int(first["registry_version"]),
+            "registry_status": str(first["registry_status"]),
+            "registry_digest": str(first["registry_digest"]),
+            "registry_date": dates.get(str(first["registry_digest"]), ""),
+        }
 
 
 def read_run(repo: Path, name: str) -> ModelRun:
@@ -161,8 +185,13 @@ def holding(table: pd.DataFrame, runs: Sequence[ModelRun]) -> str:
 
 
 def runs_table(runs: Sequence[ModelRun]) -> pd.DataFrame:
+    """One row per run: model, experiment, commit, whether a control, and its registry."""
     return pd.DataFrame(
-        [{"model": r.model, "experiment": r.name, "commit": r.commit} for r in runs]
+        [
+            {"model": r.model, "experiment": r.name, "commit": r.commit, "control": r.control}
+            | r.registry
+            for r in runs
+        ]
     )
 
 
@@ -197,10 +226,11 @@ def judged(run: ModelRun) -> str:
     claims = run.claims
     if "registration" not in claims or claims.empty:
         return "judged before the claims registry"
-    first = claims.iloc[0]
+    registry = run.registry
+    date = f", {registry['registry_date']}" if registry["registry_date"] else ""
     return (
-        f"{first['registration']} by registry version {int(first['registry_version'])} "
-        f"({first['registry_status']}, {str(first['registry_digest'])[:12]})"
+        f"{claims['registration'].iloc[0]} by registry version {registry['registry_version']} "
+        f"({registry['registry_status']}, {str(registry['registry_digest'])[:12]}{date})"
     )
 
 

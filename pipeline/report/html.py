@@ -26,6 +26,7 @@ import pandas as pd
 from PIL import Image
 
 from pipeline.analyses.catalog import sections
+from pipeline.report.across import Column, columns, notice
 from pipeline.report.verdicts import headline, verdict_chart
 
 # Report order and headings: each analysis's section (pipeline/analyses/<name>/declaration.py),
@@ -36,6 +37,7 @@ SUMMARY_FILE = "summary.txt"
 CLAIMS_TABLE = Path("claims") / "claims.csv"  # shown in full, verdicts coloured
 # claim x model, written by `python -m pipeline.claims.across_models`: in full, coloured
 ACROSS_TABLE = Path("across_models") / "claims.csv"
+ACROSS_RUNS = ACROSS_TABLE.with_name("runs.csv")  # each column's experiment and registry
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Run:
     tasks: frozenset[str]
     seeds: frozenset[int]
     all_tasks: frozenset[str]  # every task a folder may be named for (conf/task/)
+    model: str = ""  # `model.name`: its column of the claims across models is this run's
 
     def holds(self, path: Path, stage_folder: Path) -> bool:
         """Whether the result `path`, under its stage's `stage_folder`, is this run's: no
@@ -216,12 +219,39 @@ def _claim_row(claim: tuple) -> str:
     )
 
 
-def _across_html(path: Path) -> str:
+def _across(table_root: Path, run: Run | None) -> tuple[pd.DataFrame, list[Column], str]:
+    """The claim x model table, each model's column against the claims section
+    (pipeline/report/across.py), and what the section says first where one is out of date."""
+    table = pd.read_csv(table_root / ACROSS_TABLE)
+    runs_path, claims_path = table_root / ACROSS_RUNS, table_root / CLAIMS_TABLE
+    runs = pd.read_csv(runs_path) if runs_path.exists() else None
+    claims = pd.read_csv(claims_path) if claims_path.exists() else None
+    found = columns(table, runs, claims, run.model if run else "")
+    return table, found, notice(found, runs, claims)
+
+
+def _across_notice(table_root: Path, run: Run | None) -> str:
+    said = _across(table_root, run)[2]
+    return f'<p class="notice">{_prose(said)}</p>' if said else ""
+
+
+def _column_heading(column: Column) -> str:
+    stale = " · out of date" if column.out_of_date else ""
+    return (
+        f'<th>{html.escape(column.model)}<span class="meta">{html.escape(column.label())}'
+        f"{stale}</span></th>"
+    )
+
+
+def _across_html(table_root: Path, run: Run | None) -> str:
     """The claim x model table in full: the paper's number once, then per model this run's
-    estimate [interval] and verdict, coloured by verdict."""
-    table = pd.read_csv(path)
-    models = [c.removesuffix(".verdict") for c in table.columns if c.endswith(".verdict")]
-    header = "".join(f"<th>{html.escape(h)}</th>" for h in ("claim", "paper", *models))
+    estimate [interval] and verdict, coloured by verdict; each model's heading names the
+    registry that judged it, and whether it is out of date beside the claims section."""
+    table, found, _ = _across(table_root, run)
+    models = [column.model for column in found]
+    header = "".join(f"<th>{h}</th>" for h in ("claim", "paper")) + "".join(
+        map(_column_heading, found)
+    )
     rows = []
     for claim in table.to_dict("records"):
         number = "" if pd.isna(claim["paper_number"]) else f"{claim['paper_number']:.3g}"
@@ -340,9 +370,15 @@ def render_report(
         summary = table_root / stage / SUMMARY_FILE
         if summary.exists():
             parts.append(f'<p class="summary">{_prose(summary.read_text())}</p>')
+        across = table_root / ACROSS_TABLE
+        if stage == ACROSS_TABLE.parts[0] and across.exists():
+            parts.append(_across_notice(table_root, run))
         parts += [_figure_html(f, outputs) for f in collect_figures(figure_root / stage, run)]
         tables = _kept(sorted((table_root / stage).rglob("*.csv")), table_root / stage, run)
-        special = {table_root / CLAIMS_TABLE: _claims_html, table_root / ACROSS_TABLE: _across_html}
+        special = {
+            table_root / CLAIMS_TABLE: _claims_html,
+            across: lambda _: _across_html(table_root, run),
+        }
         parts += [special[p](p) for p in tables if p in special]
         parts += [_table_html(p, outputs) for p in tables if p not in special]
         metric_files = _kept(

@@ -12,7 +12,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.claims.across_models import ModelRun, judged, main, read_run, write_outputs
+from pipeline.claims.across_models import (
+    ModelRun,
+    judged,
+    main,
+    read_run,
+    runs_table,
+    write_outputs,
+)
+from pipeline.claims.registry import versions
 from pipeline.core.errors import PipelineError
 from pipeline.report.html import render_report
 from tests.support.builders import drawn
@@ -120,7 +128,8 @@ def test_the_report_shows_the_table(toy_repo: Path, tmp_path: Path) -> None:
     write_outputs(tmp_path, [read_run(toy_repo, name) for name in ("exp-alpha", "exp-beta")])
     page = render_report(tmp_path, "toy", "")
     assert "<h2>Claims across models: one DVC experiment per model</h2>" in page
-    assert "<th>alpha</th><th>beta</th>" in page
+    unrecorded = '<span class="meta">registry version not recorded in runs.csv</span>'
+    assert f"<th>alpha{unrecorded}</th><th>beta{unrecorded}</th>" in page
     assert '<td class="contradicted">-0.4 [-0.6, -0.2] contradicted</td>' in page
 
 
@@ -172,6 +181,22 @@ def test_each_models_line_says_which_registry_judged_it():
     assert judged(run) == "registered by registry version 2 (frozen, 0123456789ab)"
     older = ModelRun("exp", "c0ffee", "m", claims[["claim"]])
     assert judged(older) == "judged before the claims registry"
+
+
+def test_runs_csv_records_each_runs_registry_with_its_date_and_the_controls(tmp_path):
+    first = versions()[0]
+    claims = pd.DataFrame(
+        {"claim": ["k.one"], "registration": ["fitted"], "registry_version": [first.version],
+         "registry_status": [first.status], "registry_digest": [first.digest]}
+    )  # fmt: skip
+    runs = [ModelRun("exp-a", "c0ffee", "a", claims), ModelRun("exp-n", "c0ffee", "n", claims,
+                                                                  control=True)]  # fmt: skip
+    table = runs_table(runs)
+    assert table["control"].tolist() == [False, True]
+    assert table["registry_date"].tolist() == [first.date.isoformat()] * 2
+    assert table["registry_version"].tolist() == [first.version] * 2
+    assert f"{first.digest[:12]}, {first.date.isoformat()})" in judged(runs[0])
+    assert runs[1].heading == f"n (random control, registry v{first.version})"
 
 
 def _run(model: str, verdicts: dict[str, str], control: bool = False) -> ModelRun:
