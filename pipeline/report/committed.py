@@ -79,11 +79,15 @@ class Drift:
         if not self.files:
             return ""
         return (
-            f"This run's outputs differ from commit {self.commit}'s: {self.files} files, "
-            f"among them {self.metric_values} metric values in {self.metric_files} metrics "
-            f"files (a rerun on another CPU differs in the last bits). `{COMPARE}` shows "
-            "which verdicts and values moved."
+            f"This run's outputs differ from commit {self.commit}'s: {_counted(self.files, 'file')}"
+            f", among them {_counted(self.metric_values, 'metric value')} in "
+            f"{_counted(self.metric_files, 'metrics file')} (a rerun on another CPU differs "
+            f"in the last bits). `{COMPARE}` shows which verdicts and values moved."
         )
+
+
+def _counted(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _flat(value: object, prefix: str = "") -> dict[str, object]:

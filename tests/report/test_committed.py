@@ -48,7 +48,7 @@ def test_differing_values_and_files_are_counted_with_the_command(repo):
     (repo / "outputs" / "t.csv").write_text("a\n2\n")
     found = drift(repo / "outputs")
     assert (found.files, found.metric_files, found.metric_values) == (2, 1, 2)  # x moved, w new
-    assert "2 files" in found.sentence() and "2 metric values in 1 metrics files" in (
+    assert "2 files" in found.sentence() and "2 metric values in 1 metrics file " in (
         found.sentence()
     )
     assert f"`{COMPARE}`" in found.sentence()
@@ -74,7 +74,7 @@ def test_a_differing_rerun_says_so_once_in_the_log_and_first_on_the_page(repo, c
     with caplog.at_level(logging.INFO, logger="pipeline.report.committed"):
         notice = drift_notice(repo / "outputs")
     assert [r.getMessage() for r in caplog.records] == [notice]
-    assert "1 files" in notice
+    assert "1 file," in notice
     page = render_report(repo / "outputs", "run", "seed: 42\n", notice=notice)
     shown = page.index('<p class="notice">')
     assert shown < page.index('<nav class="contents">') < page.index("<section")
