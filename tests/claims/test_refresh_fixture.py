@@ -1,5 +1,6 @@
 """The registry's fixture is refreshed from a run with one command: it then holds the files
-the fixture's claims read, and every claim measures on it what it measures on the run."""
+the fixture's claims read, and every claim measures on it what it measures on the run; a
+second refresh leaves no sibling behind (`.old`, `.new`)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,11 @@ def test_only_the_files_the_claims_read_are_taken(tmp_path):
     read = files_read(RUN)
     assert any(p.parts[:2] == ("metrics", "clark_heads") for p in read)
     assert not any(p.parts[:2] == ("metrics", "dump_attention") for p in read)  # no claim's
+
+
+def test_refreshing_twice_leaves_only_the_fixture(tmp_path):
+    fixture = tmp_path / "registry_fixture"
+    refresh(RUN, fixture)
+    files = refresh(RUN, fixture)  # the second replaces the first whole
+    assert [p.name for p in tmp_path.iterdir()] == ["registry_fixture"]  # no .old, no .new
+    assert {p.relative_to(fixture) for p in fixture.rglob("*") if p.is_file()} == files
