@@ -1,6 +1,7 @@
 """Typed results between stages: every declared results type loads from the committed
 outputs (the default run's and the registry fixture), a field renamed on one side only
-fails in one line, and no claim reads a path or a string key."""
+fails in one line, the fine-tuned pattern shares hold no pre-trained key, and no claim
+reads a path or a string key."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from pipeline import analyses
 from pipeline.analyses.clark_heads.results import ClarkHeadsMetrics
+from pipeline.analyses.patterns_apply.results import PatternsApplyMetrics
 from pipeline.analyses.table1.results import TaskRow
 from pipeline.claims.measurement_pins import FIXTURE
 from pipeline.claims.outputs import StageOutputs
@@ -166,6 +168,26 @@ def test_a_field_renamed_by_the_writer_alone_fails_in_one_line(tmp_path):
         load_all(fixture, NOT_IN_FIXTURE)
     with pytest.raises(PipelineError, match=r"re-run `dvc repro clark_heads`"):
         StageOutputs(fixture).read(ClarkHeadsMetrics, "mrpc", 42)
+
+
+def test_the_fine_tuned_shares_hold_no_pre_trained_key():
+    """The share claims read fine-tuned maps: each share is its `<task>.finetuned.<type>`
+    interval as written, though the file holds `<task>.pretrained.<type>` beside it."""
+    root = ROOTS["default run"]
+    written = json.loads(layout.metrics(root, "patterns_apply", "seed42").read_text())
+    shares = StageOutputs(root).read(PatternsApplyMetrics, 42).shares
+    pretrained = {}
+    for task, kinds in shares.items():
+        for kind, share in kinds.items():
+            key = f"{task}.finetuned.{kind}"
+            assert (share.estimate, share.low, share.high) == (
+                written[key],
+                written[f"{key}_ci_low"],
+                written[f"{key}_ci_high"],
+            ), key
+            pretrained[key] = written.get(f"{task}.pretrained.{kind}")
+    differs = [k for k, v in pretrained.items() if v is not None and v != written[k]]
+    assert differs  # else a pre-trained share read in its place would pass too
 
 
 CLAIMS_CODE = [
