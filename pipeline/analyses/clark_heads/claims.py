@@ -121,6 +121,13 @@ def cases() -> list[Case]:
         ),
         Case(
             sep,
+            "contradicted",
+            _heads([0.9, 0.9, 0.7, 0.7, 0.3, 0.9]),
+            "layer 5 of 6, the last middle one, gives 0.3 [0.25, 0.35] to [SEP]: the centre "
+            "layer's 0.7 alone would support it, every middle layer's smallest does not",
+        ),
+        Case(
+            sep,
             "inconclusive",
             _heads([0.1, 0.2, 0.6, 0.52, 0.6, 0.1]),
             "layer 4 of 6 gives 0.52 [0.47, 0.57] to [SEP]: its interval straddles one half",
