@@ -30,12 +30,20 @@ draft. A frozen version is never edited: changing a registered claim adds a vers
 date and reason. tests/claims/test_registry.py fails when the digest of the claims differs
 from the last version's.
 
+`registry_record.json` beside it holds the parts of the last version's digest as plain
+values (each claim's spec by id, the label pins, the fixture's outputs, the verdict and
+gate grids; `RECORD`), written with the digest. When the digest moves, the failure names
+what moved against that record: which claims' specs, which measurement pins and which
+verdict pins changed, each with its old and new value, so recording the next version is a
+reviewed act.
+
 A verdict is `registered` when the run's claims are exactly a frozen version's and the
 run's model is not among that version's `seen_models`; otherwise it is `fitted` (its model's
 results, or the results of the draft's time, were seen before the rules were fixed).
 
     python -m pipeline.claims.registry            # the digest, and whether it is recorded
     python -m pipeline.claims.registry --draft    # record it in the draft version
+    python -m pipeline.claims.registry --record   # rewrite the record of the last version
 """
 
 from __future__ import annotations
@@ -70,9 +78,12 @@ from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_text
 
 AMENDMENTS = Path(__file__).with_name("amendments.yaml")
+RECORD = Path(__file__).with_name("registry_record.json")  # the last version's parts
 REGISTRY_TASKS: tuple[str, ...] = tuple(TABLE1)  # every task of Kovaleva et al.'s Table 1
 RELATION = "<relation>"  # the per-relation extension row's place-holder (module docstring)
 STATUSES = ("draft", "frozen")
+NAMED = 20  # the most moved items a failure names (the command lists them all)
+SHOWN = 120  # the most characters of an old or new value a moved item shows
 
 
 def claim_spec(claim: Claim) -> dict[str, Any]:
@@ -113,13 +124,24 @@ def _plain(value: object) -> object:
     raise TypeError(f"a claim's rule parameter {value!r} has no canonical JSON form")
 
 
+def _canonical(value: object) -> str:
+    """The canonical JSON the digest hashes: sorted keys, no whitespace, ASCII."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_plain
+    )
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _specs_digest(specs: Sequence[dict[str, Any]]) -> str:
+    return _sha256(_canonical(sorted(specs, key=lambda spec: spec["id"])))
+
+
 def digest(claims: Sequence[Claim]) -> str:
     """SHA-256 of the canonical JSON of the claims' specs, in id order."""
-    specs = sorted((claim_spec(c) for c in claims), key=lambda spec: spec["id"])
-    text = json.dumps(
-        specs, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_plain
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
+    return _specs_digest([claim_spec(c) for c in claims])
 
 
 def registered_claims() -> list[Claim]:
@@ -128,22 +150,118 @@ def registered_claims() -> list[Claim]:
     return declared_claims(REGISTRY_TASKS, (RELATION,))
 
 
-def registry_digest(claims: Sequence[Claim] | None = None, fixture: Path = FIXTURE) -> str:
-    """The registry's digest (module docstring): what the registered claims say, the labels
-    the pattern classifier learns from, and what the claims of the fixture's tasks measure
-    on it (`claims`, for a test: those claims, declared otherwise)."""
+def registry_parts(
+    claims: Sequence[Claim] | None = None, fixture: Path = FIXTURE
+) -> dict[str, dict[str, Any]]:
+    """What the registry's digest covers (module docstring), as plain values: each
+    registered claim's spec by id, the labels the pattern classifier learns from, what the
+    claims of the fixture's tasks measure on it (`claims`, for a test: those claims,
+    declared otherwise), and the verdict and gate grids."""
     measured = (
         claims if claims is not None else declared_claims(FIXTURE_TASKS, fixture_relations(fixture))
     )
-    parts = {
-        "claims": digest(registered_claims()),
+    return {
+        "claims": {c.name: json.loads(_canonical(claim_spec(c))) for c in registered_claims()},
         "labels": label_pins(),
         "fixture": fixture_outputs(list(measured), fixture),
         "verdicts": verdict_grid(),
         "gates": gate_grid(),
     }
-    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def digest_of(parts: dict[str, dict[str, Any]]) -> str:
+    """The registry's digest of its parts (`registry_parts`): the claims by the digest of
+    their specs, the other parts as they are."""
+    return _sha256(_canonical({**parts, "claims": _specs_digest(list(parts["claims"].values()))}))
+
+
+def registry_digest(claims: Sequence[Claim] | None = None, fixture: Path = FIXTURE) -> str:
+    """The registry's digest (module docstring; `registry_parts`)."""
+    return digest_of(registry_parts(claims, fixture))
+
+
+# how each part's items are named in a failure: claims' specs, measurement and verdict pins
+PART_NAMES = {
+    "claims": "claim",
+    "labels": "measurement pin labels",
+    "fixture": "measurement pin fixture",
+    "verdicts": "verdict pin verdicts",
+    "gates": "verdict pin gates",
+}
+
+
+def _shown(value: object) -> str:
+    text = "(none)" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
+
+
+def _leaves(old: object, new: object, where: str) -> list[tuple[str, object, object]]:
+    """Where two plain values differ, down to the leaves of their mappings: (`where.key`,
+    old, new)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = [*old, *(k for k in new if k not in old)]
+        return [
+            leaf
+            for k in keys
+            for leaf in _leaves(old.get(k), new.get(k), f"{where}.{k}" if where else str(k))
+        ]
+    return [] if old == new else [(where, old, new)]
+
+
+def moved(recorded: dict[str, dict[str, Any]], current: dict[str, dict[str, Any]]) -> list[str]:
+    """What moved from the recorded parts to the current ones, one line per item with its
+    old and new value: a claim's spec by its id and field (`claim <id>: threshold 0.5 ->
+    0.6`), a measurement pin (the label files, the fixture's outputs by claim) or a verdict
+    pin (a grid case)."""
+    lines = []
+    for part, name in PART_NAMES.items():
+        old, new = recorded.get(part, {}), current.get(part, {})
+        for item in [*old, *(k for k in new if k not in old)]:
+            if item not in new:
+                lines.append(f"{name} {item}: removed")
+            elif item not in old:
+                lines.append(f"{name} {item}: added")
+            elif part == "claims":
+                lines += [
+                    f"{name} {item}: {where} {_shown(was)} -> {_shown(now)}"
+                    for where, was, now in _leaves(old[item], new[item], "")
+                ]
+            else:
+                lines += [
+                    f"{name} {where}: {_shown(was)} -> {_shown(now)}"
+                    for where, was, now in _leaves(old[item], new[item], item)
+                ]
+    return lines
+
+
+def read_record(record: Path = RECORD) -> dict[str, dict[str, Any]]:
+    """The recorded parts of the last version's digest; a missing or malformed record fails
+    in one line."""
+    try:
+        parts = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise PipelineError(
+            f"{record}: no readable record of the registry's parts ({error}); write it with "
+            "`python -m pipeline.claims.registry --record`"
+        ) from None
+    if not isinstance(parts, dict) or set(parts) != set(PART_NAMES):
+        raise PipelineError(
+            f"{record} does not hold the parts {sorted(PART_NAMES)}; rewrite it with "
+            "`python -m pipeline.claims.registry --record`"
+        )
+    return parts
+
+
+def write_record(parts: dict[str, dict[str, Any]], record: Path = RECORD) -> None:
+    """Write the parts of a recorded digest (atomically), one key a line for review."""
+    write_text(record, json.dumps(parts, sort_keys=True, indent=1, ensure_ascii=True) + "\n")
+
+
+def what_moved(parts: dict[str, dict[str, Any]], record: Path = RECORD) -> list[str]:
+    """`moved` from the record to `parts`, led by a line saying which digest the record
+    is of."""
+    recorded = read_record(record)
+    return [f"against {record.name} (digest {digest_of(recorded)[:12]})", *moved(recorded, parts)]
 
 
 @dataclass(frozen=True)
@@ -188,21 +306,32 @@ def versions(path: Path = AMENDMENTS) -> list[Version]:
     return found
 
 
-def mismatch(current: str, path: Path = AMENDMENTS) -> str:
-    """Why `current` is not the registered digest ('' when it is)."""
+def mismatch(
+    current: str, path: Path = AMENDMENTS, changes: Sequence[str] = (), named: int = NAMED
+) -> str:
+    """Why `current` is not the registered digest ('' when it is), with what moved
+    (`changes`, from `what_moved`), at most `named` of them, one a line."""
     last = versions(path)[-1]
     if current == last.digest:
         return ""
     if last.status == "draft":
-        return (
+        why = (
             f"the claims' digest {current[:12]} differs from draft version {last.version}'s "
             f"{last.digest[:12]}: record it (`python -m pipeline.claims.registry --draft`)"
         )
-    return (
-        f"the claims' digest {current[:12]} differs from frozen version {last.version}'s "
-        f"{last.digest[:12]}: a registered claim changed; add version {last.version + 1} "
-        f"to {path.name} with its date and reason"
-    )
+    else:
+        why = (
+            f"the claims' digest {current[:12]} differs from frozen version {last.version}'s "
+            f"{last.digest[:12]}: a registered claim changed; add version {last.version + 1} "
+            f"to {path.name} with its date and reason"
+        )
+    if not changes:
+        return why
+    head, *items = changes
+    more = len(items) - named
+    tail = [f"and {more} more (`python -m pipeline.claims.registry` lists them all)"]
+    shown = items[:named] + (tail if more > 0 else [])
+    return "\n".join([f"{why}; what moved, {head}:", *(f"  {line}" for line in shown)])
 
 
 @dataclass(frozen=True)
@@ -249,6 +378,20 @@ def record_draft(current: str, path: Path = AMENDMENTS) -> None:
     write_text(path, text.replace(last.digest, current))
 
 
+def record_last(
+    parts: dict[str, dict[str, Any]], path: Path = AMENDMENTS, record: Path = RECORD
+) -> None:
+    """Write `parts` as the record when their digest is the last version's (else refuse in
+    one line: the record holds what a version recorded, nothing else)."""
+    last = versions(path)[-1]
+    if digest_of(parts) != last.digest:
+        raise PipelineError(
+            f"the claims' digest {digest_of(parts)[:12]} is not version {last.version}'s "
+            f"{last.digest[:12]}: record the digest first (`--draft`), or add the next version"
+        )
+    write_record(parts, record)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m pipeline.claims.registry",
@@ -256,12 +399,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         "whether amendments.yaml records it.",
     )
     parser.add_argument("--draft", action="store_true", help="record it as the draft's digest")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help=f"rewrite {RECORD.name} when the last version records the digest",
+    )
     args = parser.parse_args(argv)
     with exit_on_error():
-        current = registry_digest()
+        parts = registry_parts()
+        current = digest_of(parts)
         if args.draft:
             record_draft(current)
+            write_record(parts)
+        if args.record:
+            record_last(parts)
         why = mismatch(current)
+        if why:
+            changes = what_moved(parts)
+            why = mismatch(current, changes=changes, named=len(changes))
     print(f"digest {current}; " + (why or f"version {versions()[-1].version} records it"))
     sys.exit(1 if why else 0)
 

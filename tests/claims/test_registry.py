@@ -16,12 +16,14 @@ from pipeline.claims.registry import (
     RELATION,
     claim_spec,
     digest,
+    digest_of,
     mismatch,
     record_draft,
     registered_claims,
     registration,
-    registry_digest,
+    registry_parts,
     versions,
+    what_moved,
 )
 from pipeline.claims.rules import Beyond
 from pipeline.claims.thresholds import Threshold
@@ -30,8 +32,11 @@ from tests.support.paths import REPO
 
 
 def test_the_claims_are_the_last_recorded_version():
-    """Fails when a claim (a threshold, a statement, a rule) changes without an amendment."""
-    assert mismatch(registry_digest()) == ""
+    """Fails when a claim (a threshold, a statement, a rule) changes without an amendment,
+    naming what moved against the last version's record (test_registry_diff.py)."""
+    parts = registry_parts()
+    current = digest_of(parts)
+    assert mismatch(current, changes=what_moved(parts) if mismatch(current) else ()) == ""
 
 
 def test_the_digest_follows_what_a_claim_says_not_its_code():
