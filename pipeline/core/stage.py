@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import shutil
 import sys
 import time
 import traceback
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.core import input_keys, layout
+from pipeline.core import input_keys, layout, locks
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError, exit_on_error
@@ -51,6 +50,7 @@ from pipeline.core.failure import (
     unfinished_run_noted,
 )
 from pipeline.core.io import Captioned, write_json, write_results
+from pipeline.core.job_folder import JobFolder, new_run_id, resume_command
 from pipeline.core.layout import seed_folder
 from pipeline.core.overrides import check_overrides
 from pipeline.core.schema import TaskConfig, load_task, seed_in_seeds
@@ -180,6 +180,9 @@ class StageRun:
         root, made = self._root(producer), self._made(producer)
         if not self._keyed(producer):
             return root
+        keyed = input_keys.folder(self.cfg, producer)
+        if keyed.exists():  # a live job that makes it is waited for
+            locks.hold(keyed, exclusive=False, what=MADE[producer])
         if made.exists():
             log.info("reads the %s made under its settings in %s", MADE[producer], root)
             return root
@@ -218,6 +221,14 @@ class StageRun:
             given = [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
         task = [] if any(a.startswith("task=") for a in given) else [f"task={self.cfg.task.name}"]
         return " ".join([f"python -m stages.{producer}", *task, *given])
+
+    def hold_made(self, producer: str) -> None:
+        """A Hydra job of stage `producer` that makes later stages' inputs in their keyed
+        folder holds that folder for its whole run (pipeline/core/locks.py): a job under the
+        same settings waits for it, never making them beside it."""
+        if producer in MADE and not self.under_dvc and self._keyed(producer):
+            folder = input_keys.folder(self.cfg, producer)
+            locks.hold(folder, exclusive=True, what=MADE[producer])
 
     def inputs_out(self, producer: str) -> Path:
         """Where this run, of stage `producer`, writes what later stages read (prepared data
@@ -393,8 +404,8 @@ def _dvc_args(args: list[str]) -> tuple[str | None, int | None]:
     return parsed.task, parsed.seed
 
 
-def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
-    """Run the stage; log its wall time and write it to
+def _timed(run: StageFn, stage: StageRun, name: str, task: str | None) -> None:
+    """Run stage `name`; log its wall time and write it to
     timings/<stage>[/<task>[/seed<SEED>]].json.
 
     Timings stay out of the metrics files, so `dvc metrics diff` of two identical runs is empty.
@@ -402,7 +413,6 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
     started = time.perf_counter()
     run(stage)
     seconds = round(time.perf_counter() - started, 1)
-    name = _stage_name()
     seeded = stage.seed_item is not None
     parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
     keyed = "".join(f"; what later stages read under {k}" for k in stage.keyed_writes)
@@ -417,7 +427,7 @@ def _timed(run: StageFn, stage: StageRun, task: str | None) -> None:
 
 
 @contextlib.contextmanager
-def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
+def _restore_on_failure(name: str, task: str | None, seed: int | None) -> Iterator[None]:
     """Under DVC: end any failure (an error, a crash, Ctrl-C) with the one line that restores
     the outputs DVC removed before the stage ran (pipeline/core/failure.py)."""
     try:
@@ -426,7 +436,7 @@ def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
         if isinstance(failure, SystemExit) and failure.code in (0, None):
             raise
         close_progress_bars()
-        command = restore_command(_stage_name(), task, seed)
+        command = restore_command(name, task, seed)
         if not isinstance(failure, SystemExit | KeyboardInterrupt):
             traceback.print_exc()
         if command:
@@ -437,57 +447,53 @@ def _restore_on_failure(task: str | None, seed: int | None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _interrupt_line(stage: StageRun, task: str | None) -> Iterator[None]:
-    """Ctrl-C (or SIGTERM) prints one line, saying where the next run resumes, instead of a
-    traceback."""
+def _interrupt_line(stage: StageRun, name: str, task: str | None) -> Iterator[None]:
+    """Under DVC, Ctrl-C (or SIGTERM) prints one line, saying where the next run resumes,
+    instead of a traceback."""
     try:
         yield
     except KeyboardInterrupt as stop:
         close_progress_bars()
         where = [task] if task else []
-        checkpoints = stage.out("checkpoints", _stage_name(), *where, stage.seed_folder)
+        checkpoints = stage.out("checkpoints", name, *where, stage.seed_folder)
         print(interrupted_line(checkpoints), file=sys.stderr)
         sys.exit(exit_code(stop))
 
 
-def _hydra_own(path: Path) -> bool:
-    """Whether `path` is a file Hydra writes for every job or sweep (not the stage)."""
-    return path.name in (".hydra", "multirun.yaml") or path.suffix == ".log"
-
-
 @contextlib.contextmanager
-def _removed_if_refused(job_folder: Path) -> Iterator[None]:
-    """A Hydra job that stops before writing anything leaves no folder holding only Hydra's
-    own files (.hydra/, the job's log, a sweep's multirun.yaml), up to its date folder."""
+def _job_ends(job: JobFolder, name: str, overrides: tuple[str, ...]) -> Iterator[None]:
+    """A Hydra job stopped by Ctrl-C (or SIGTERM) prints the one command that resumes it in its
+    folder; one that fails otherwise removes its folder if this run made it and wrote nothing
+    in it (pipeline/core/job_folder.py)."""
     try:
         yield
+    except KeyboardInterrupt as stop:
+        close_progress_bars()
+        command = resume_command(name, overrides, job.path)
+        print(f"interrupted; resume this job in its folder with: {command}", file=sys.stderr)
+        sys.exit(exit_code(stop))
     except BaseException:
-        folder = job_folder
-        swept = (job_folder.parent / "multirun.yaml").exists()
-        for _ in range(3 if swept else 2):  # the job, a sweep's folder, the date
-            if not folder.is_dir() or not all(map(_hydra_own, folder.iterdir())):
-                break
-            shutil.rmtree(folder)
-            folder = folder.parent
+        job.remove_if_untouched()
         raise
 
 
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
     args = sys.argv[1:]
+    name = _stage_name()  # here: a launcher's worker process has a __main__ of its own
     stop_on_sigterm()
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
         task, seed = _dvc_args(args)
-        with _restore_on_failure(task, seed), exit_on_error():
+        with _restore_on_failure(name, task, seed), exit_on_error():
             cfg = _load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
             with (
-                unfinished_run_noted(_stage_name(), task, seed, stage.out_root),
-                _interrupt_line(stage, task),
+                unfinished_run_noted(name, task, seed, stage.out_root),
+                _interrupt_line(stage, name, task),
             ):
-                _timed(run, stage, task)
+                _timed(run, stage, name, task)
         return
 
     with exit_on_error():
@@ -500,12 +506,14 @@ def stage_main(run: StageFn) -> None:
     def hydra_job(cfg: DictConfig) -> None:
         hydra_cfg = HydraConfig.get()
         out_root = Path(hydra_cfg.runtime.output_dir)
-        with exit_on_error(), _removed_if_refused(out_root):
-            overrides = tuple(hydra_cfg.overrides.task)
+        job = JobFolder.at_start(out_root, out_root / f"{hydra_cfg.job.name}.log")
+        overrides = tuple(hydra_cfg.overrides.task)
+        with exit_on_error(), _job_ends(job, name, overrides):
             stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False, overrides=overrides)
-            with _interrupt_line(stage, stage.task.name):
-                _timed(run, stage, None)
+            stage.hold_made(name)
+            _timed(run, stage, name, None)
 
     if not any(arg.startswith("hydra.job.name=") for arg in args):  # the job folder's name
-        sys.argv.append(f"hydra.job.name={_stage_name()}")
+        sys.argv.append(f"hydra.job.name={name}")
+    new_run_id()
     hydra_job()
