@@ -36,7 +36,8 @@ def test_the_claims_are_the_last_recorded_version():
     naming what moved against the last version's record (test_registry_diff.py)."""
     parts = registry_parts()
     current = digest_of(parts)
-    assert mismatch(current, changes=what_moved(parts) if mismatch(current) else ()) == ""
+    why = mismatch(current, changes=what_moved(parts) if mismatch(current) else ())
+    assert not why, why
 
 
 def test_the_digest_follows_what_a_claim_says_not_its_code():
