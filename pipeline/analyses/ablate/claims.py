@@ -237,6 +237,14 @@ def cases() -> list[Case]:
             rte,
         ),
         Case(
+            "kovaleva.layers_removal_helps.rte",
+            "supported",
+            _removals("rte", [-0.1, 0.1]),
+            "layer 2's removal gains 0.1, layer 1's costs 0.1: the best removal, not the worst "
+            "nor the mean (0), decides",
+            rte,
+        ),
+        Case(
             "extension.layers_removal_helps.sst2",
             "contradicted",
             _removals("sst2", [-0.1, -0.2]),

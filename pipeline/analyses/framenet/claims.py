@@ -61,11 +61,23 @@ def cases() -> list[Case]:
         score_ci_low=[0.58, 0.53, 0.52, 0.16, 0.2],
         score_ci_high=[0.62, 0.57, 0.56, 0.2, 0.24],
     )  # the third head as good as the second
+    one = FramenetHeads.of(
+        score=[0.95, 0.55, 0.54, 0.18, 0.22],
+        score_ci_low=[0.93, 0.53, 0.52, 0.16, 0.2],
+        score_ci_high=[0.97, 0.57, 0.56, 0.2, 0.24],
+    )  # one head stands out; the second scores with the third
     two = FramenetHeads.of(score=[0.6, 0.55], score_ci_low=[0.58, 0.53], score_ci_high=[0.62, 0.57])
     return [
         Case(name, "supported", {(FramenetHeads,): five}, "two heads score 2.5 times the third"),
         Case(
             name, "contradicted", {(FramenetHeads,): alike}, "the third head scores with the second"
+        ),
+        Case(
+            name,
+            "contradicted",
+            {(FramenetHeads,): one},
+            "the best head scores 1.8 times the third, the second with it: the claim reads "
+            "the second",
         ),
         Case(name, "not testable", {(FramenetHeads,): two}, "two heads: none beside the top two"),
     ]

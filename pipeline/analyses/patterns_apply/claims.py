@@ -364,6 +364,7 @@ def _planted(task: str, shares: dict[str, float], on_special: float = 0.55) -> d
 
 EVEN = dict.fromkeys(CLASSES, 0.125) | {"vertical": 0.5}  # a sentence pair's five types
 SINGLE = dict.fromkeys(CLASSES, 1 / 6) | {"vertical": 0.5, "block": 0.0}  # a sentence's four
+BLOCKS = dict.fromkeys(CLASSES, 0.05) | {"heterogeneous": 0.15, "block": 0.7}  # a pair's, block
 
 
 def cases() -> list[Case]:
@@ -387,6 +388,14 @@ def cases() -> list[Case]:
             "supported",
             _planted("sst2", SINGLE),
             "vertical, diagonal and vertical+diagonal hold ~5/6 of the maps",
+        ),
+        Case(
+            "kovaleva.first_three_types_large_part.mrpc",
+            "contradicted",
+            _planted("mrpc", BLOCKS),
+            "block holds 0.7 of the maps and heterogeneous 0.15: the first three hold ~0.15, "
+            "though all but heterogeneous hold ~0.85",
+            mrpc,
         ),
         Case(
             "extension.heterogeneous_minority.mrpc",
