@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="a loopback address")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--annotator", required=True, help="your name, recorded with each label")
@@ -36,11 +36,9 @@ def main() -> None:
     annotations = Path(cfg.paths.data) / "annotations" / cfg.model.name
     with exit_on_error():
         session = open_session(annotations, args.annotator)
-    server = make_server(session, args.host, args.port)
+        server = make_server(session, args.host, args.port)
     done, total = len(session.done), len(session.order)
-    log.info(
-        "annotating %d/%d labelled; open http://%s:%d/", done, total, *server.server_address[:2]
-    )
+    log.info("annotating %d/%d labelled; open %s", done, total, server.url)
     log.info("labels go to %s (Ctrl-C stops; labels are already saved)", session.labels_path)
     try:
         server.serve_forever()

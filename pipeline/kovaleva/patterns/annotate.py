@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES, DEFINITIONS, HARD_CASES
 from pipeline.kovaleva.patterns.labels import (
     HUMAN_FILE,
@@ -32,6 +33,8 @@ from pipeline.kovaleva.patterns.mapsets import LabelledMap, read_map_set
 
 class AnnotationSession:
     def __init__(self, maps: dict[str, LabelledMap], labels_path: Path, annotator: str) -> None:
+        if not annotator.strip():
+            raise PipelineError("annotator: empty name; give yours with --annotator NAME")
         self.maps = maps
         self.order = list(maps)
         self.labels_path = labels_path
@@ -68,7 +71,7 @@ class AnnotationSession:
 
     def label(self, map_id: str, label: str) -> None:
         labelled_on = datetime.now(UTC).isoformat(timespec="seconds")
-        append_label(self.labels_path, map_id, label, self.annotator, labelled_on)
+        append_label(self.labels_path, map_id, label, self.annotator, labelled_on, self.maps)
         self.done.add(map_id)
 
     def skip(self, map_id: str) -> None:

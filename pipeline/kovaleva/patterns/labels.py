@@ -24,8 +24,9 @@ that ties follow the one annotator who saw the whole set.
 from __future__ import annotations
 
 import csv
+import io
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -68,24 +69,30 @@ def read_label_file(path: Path, known_ids: Iterable[str]) -> pd.DataFrame:
         raise PipelineError(f"{path}: lacks columns {missing}; expected {list(LABEL_COLUMNS)}")
     known = set(known_ids)
     for line, row in enumerate(frame.itertuples(index=False), start=2):  # line 1: header
-        where = f"{path}:{line}"
-        if row.label not in CLASSES:
-            raise PipelineError(
-                f"{where}: unknown class '{row.label}'; valid classes: {', '.join(CLASSES)}"
-            )
-        if row.source not in SOURCES:
-            raise PipelineError(
-                f"{where}: source '{row.source}'; a label made by looking is visual or human "
-                "(rule labels do not belong in label files)"
-            )
-        if not row.annotator.strip():
-            raise PipelineError(f"{where}: no annotator; name who made the label")
-        if row.map_id not in known:
-            raise PipelineError(
-                f"{where}: map '{row.map_id}' is not in the folder's {MAPS_FILE}; label only "
-                "sampled maps (python -m tools.patterns_sample)"
-            )
+        check_label(f"{path}:{line}", row.map_id, row.label, row.source, row.annotator, known)
     return frame
+
+
+def check_label(
+    where: str, map_id: str, label: str, source: str, annotator: str, known: Collection[str]
+) -> None:
+    """Refuse a label row that `read_label_file` would refuse (`where` names the row)."""
+    if label not in CLASSES:
+        raise PipelineError(
+            f"{where}: unknown class '{label}'; valid classes: {', '.join(CLASSES)}"
+        )
+    if source not in SOURCES:
+        raise PipelineError(
+            f"{where}: source '{source}'; a label made by looking is visual or human "
+            "(rule labels do not belong in label files)"
+        )
+    if not annotator.strip():
+        raise PipelineError(f"{where}: no annotator; name who made the label")
+    if map_id not in known:
+        raise PipelineError(
+            f"{where}: map '{map_id}' is not in the folder's {MAPS_FILE}; label only "
+            "sampled maps (python -m tools.patterns_sample)"
+        )
 
 
 def read_sample(path: Path) -> pd.DataFrame:
@@ -148,17 +155,27 @@ def resolve(labels: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["map_id", "label", "num_labels", "agreed"])
 
 
-def append_label(path: Path, map_id: str, label: str, annotator: str, labelled_on: str) -> None:
-    """Append one human label and force it to disk before returning."""
-    if label not in CLASSES:
-        raise PipelineError(f"unknown class '{label}'; valid classes: {', '.join(CLASSES)}")
+def append_label(
+    path: Path, map_id: str, label: str, annotator: str, labelled_on: str, known: Collection[str]
+) -> None:
+    """Append one human label and force it to disk before returning.
+
+    The row is checked as `read_label_file` checks it (`known`: the folder's map ids), so the
+    file never holds a row that the next read refuses."""
+    check_label(f"{path}: new row", map_id, label, "human", annotator, known)
     new = not path.exists() or path.stat().st_size == 0
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+    with path.open("a+b") as handle:
+        if not new:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) not in (b"\n", b"\r"):  # a hand-edited file's last line
+                handle.write(b"\n")
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
         if new:
             writer.writerow(LABEL_COLUMNS)
         writer.writerow([map_id, label, "human", annotator, labelled_on])
+        handle.write(text.getvalue().encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -95,8 +95,8 @@ def test_agreement_and_kappa_on_hand_made_labels():
 
 def test_append_and_drop_human_labels(tmp_path):
     path = tmp_path / "human.csv"
-    append_label(path, "v1", "block", "ann", "t1")
-    append_label(path, "v2", "diagonal", "ann", "t2")
+    append_label(path, "v1", "block", "ann", "t1", ["v1", "v2"])
+    append_label(path, "v2", "diagonal", "ann", "t2", ["v1", "v2"])
     frame = read_label_file(path, ["v1", "v2"])
     assert frame[["map_id", "label", "source"]].values.tolist() == [
         ["v1", "block", "human"], ["v2", "diagonal", "human"]
@@ -104,7 +104,7 @@ def test_append_and_drop_human_labels(tmp_path):
     assert drop_last_label(path) == "v2"
     assert read_label_file(path, ["v1", "v2"])["map_id"].tolist() == ["v1"]
     with pytest.raises(PipelineError, match="unknown class"):
-        append_label(path, "v1", "square", "ann", "t3")
+        append_label(path, "v1", "square", "ann", "t3", ["v1", "v2"])
 
 
 def write_label_folder(folder: Path, kinds: list[str], rounds: bool) -> None:
