@@ -147,6 +147,7 @@ def test_other_refusals_answer_one_line(served):
         ("POST", "/api/nothing", page_headers(server, b"{}", token), 404),
         ("PUT", "/api/label", page_headers(server, b"{}", token), 405),
         ("OPTIONS", "/api/label", {"Host": host, "Origin": "http://evil.example"}, 405),
+        ("POST", "/api/label", {f"X-{i}": "1" for i in range(101)}, 431),  # the stdlib's own
     ]:
         body = b"{}" if "Content-Length" in headers else b""
         answer, message = request(server, method, path, headers, body)
