@@ -26,7 +26,7 @@ def served(tmp_path):
     labels = tmp_path / "human.csv"
     append_label(labels, "v1", "vertical", "ann", "t0", MAPS)
     server = make_server(AnnotationSession(MAPS, labels, "ann"), "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     yield server, labels
     server.shutdown()
     server.server_close()
@@ -162,7 +162,7 @@ def test_an_id_less_body_after_the_last_map_writes_nothing(tmp_path):
     for map_id in MAPS:
         append_label(labels, map_id, "block", "ann", "t0", MAPS)
     server = make_server(AnnotationSession(MAPS, labels, "ann"), "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     before = labels.read_bytes()
     for body in (label_body(label="block"), label_body(id=None, label="block")):
         headers = page_headers(server, body, server.token)
