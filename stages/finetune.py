@@ -28,7 +28,8 @@ from pipeline.models.loading import load_tokenizer, save_finetuned
 
 
 def run(stage: StageRun) -> None:
-    cfg, task, settings = stage.cfg, stage.task, stage.settings("finetune")
+    cfg, task = stage.cfg, stage.task
+    settings = stage.settings("finetune").for_task(task.name)
     tokenizer = load_tokenizer(stage.settings("model"))
     checkpoints = stage.out("checkpoints", "finetune", task.name, stage.seed_folder)
     result = finetune_task(

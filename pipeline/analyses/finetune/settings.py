@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.schema import Task
 
 
 @dataclass
@@ -27,6 +28,13 @@ class FinetuneConfig:
     log_every: int = MISSING
     checkpoint_every: int = MISSING  # steps between resumable checkpoints; 0: none
     baselines: Baselines = field(default_factory=Baselines)
+    epochs_by_task: dict[Task, int] = MISSING  # per task, epochs in place of `epochs`
+
+    def for_task(self, task: str) -> FinetuneConfig:
+        """These settings as `task` trains with them: its own epochs where `epochs_by_task`
+        names it."""
+        epochs = {str(name): count for name, count in self.epochs_by_task.items()}
+        return replace(self, epochs=epochs.get(task, self.epochs))
 
     @property
     def variants(self) -> tuple[str, ...]:
