@@ -25,6 +25,9 @@ from pipeline.claims.rules import Estimate
 # what the lower 95% bound of a learned model's margin over chance, and over no fine-tuning,
 # must exceed (module docstring)
 LEARNED_ABOVE = 0.0
+# where a failed gate sends the reader: the measured study of recipes (training rows, epochs,
+# learning rate, seeds) against this gate, so a row says whether the model or the run fell short
+LEARNING_CURVES = "docs/benchmarks.md#learning-curves"
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ def learned(out: StageOutputs, task: str, seed: int) -> Learned:
         False,
         f"the {task} model (seed {seed}) did not learn {task}: dev {score.statistic:.3f} "
         f"[{score.ci_low:.3f}, {score.ci_high:.3f}], chance {chance:.3f}, "
-        f"no fine-tuning {pretrained:.3f}",
+        f"no fine-tuning {pretrained:.3f} (which recipes learn it: {LEARNING_CURVES})",
     )
 
 
