@@ -76,3 +76,14 @@ SMALL_CNN = PatternClassifier(
 def write_labels_csv(path: Path, rows: list[tuple]) -> Path:
     pd.DataFrame(rows, columns=list(LABEL_COLUMNS)).to_csv(path, index=False)
     return path
+
+
+def page_maps(rng) -> dict[str, LabelledMap]:
+    """Three maps for the annotation page: v1 vertical, v2 diagonal, v3 block, on one pair."""
+    tokens, segments = pair_tokens(3, 3)
+    return {
+        m: LabelledMap(
+            pattern_map(kind, tokens, segments, 0.0, rng).astype(np.float32), tuple(tokens)
+        )
+        for m, kind in zip(("v1", "v2", "v3"), ("vertical", "diagonal", "block"), strict=True)
+    }

@@ -15,22 +15,9 @@ from pipeline.kovaleva.patterns.labels import read_label_file
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
 from pipeline.kovaleva.patterns.server import make_server
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.pattern_maps import (
-    pair_tokens,
-    pattern_map,
-)
+from tests.support.pattern_maps import page_maps
 
 # --- the annotation session and page ------------------------------------------------------------
-
-
-def page_maps(rng) -> dict[str, LabelledMap]:
-    tokens, segments = pair_tokens(3, 3)
-    return {
-        m: LabelledMap(
-            pattern_map(kind, tokens, segments, 0.0, rng).astype(np.float32), tuple(tokens)
-        )
-        for m, kind in zip(("v1", "v2", "v3"), ("vertical", "diagonal", "block"), strict=True)
-    }
 
 
 def test_session_resumes_per_annotator_and_shows_the_guide(tmp_path):

@@ -15,7 +15,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns.annotate import AnnotationSession
 from pipeline.kovaleva.patterns.labels import append_label, read_label_file
 from pipeline.kovaleva.patterns.server import MAX_BODY, TOKEN_HEADER, make_server
-from tests.kovaleva.patterns.test_annotate import page_maps
+from tests.support.pattern_maps import page_maps
 
 MAPS = page_maps(np.random.default_rng(3))
 
