@@ -32,24 +32,12 @@ from pipeline.core.schema import DisableMode, TaskConfig, load_task, typed
 from pipeline.core.stage import StageRun
 from tests.support.builders import composed
 from tests.support.paths import REPO
+from tests.support.writers import half_written
 
 
 def test_the_next_write_removes_what_a_killed_writer_left(tmp_path: Path) -> None:
     target = tmp_path / "sst2.parquet"
-    writer = textwrap.dedent(
-        f"""
-        import time
-        from pipeline.core.io import atomic_path
-        with atomic_path({str(target)!r}) as tmp:
-            tmp.write_bytes(b"half")
-            print("writing", flush=True)
-            time.sleep(60)
-        """
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True, cwd=REPO
-    )
-    assert process.stdout.readline().strip() == "writing"
+    process = half_written(target)
     os.kill(process.pid, signal.SIGKILL)  # kill -9: no cleanup runs
     process.wait()
     leftovers = list(tmp_path.glob(".sst2.parquet.*.tmp"))

@@ -8,40 +8,18 @@ import errno
 import json
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import atomic_path, write_json
-from tests.support.paths import REPO
-
-
-def _writer(target: Path) -> subprocess.Popen:
-    """Another process caught inside atomic_path(target), its temporary half written."""
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pipeline.core.io import atomic_path
-        with atomic_path({str(target)!r}) as tmp:
-            tmp.write_bytes(b"half")
-            print("writing", flush=True)
-            time.sleep(60)
-        """
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO
-    )
-    assert process.stdout.readline().strip() == "writing"
-    return process
+from tests.support.writers import half_written
 
 
 def test_a_live_writers_temporary_stays_and_a_dead_ones_goes(tmp_path: Path) -> None:
     target = tmp_path / "seed42.json"
-    process = _writer(target)
+    process = half_written(target)
     try:
         (theirs,) = tmp_path.glob(".seed42.json.*.tmp")
         write_json(target, {"done": True})  # this job's write beside the live one

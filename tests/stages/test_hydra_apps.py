@@ -12,9 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipeline.core.stage import StageRun
-from stages import prepare
-from tests.support.builders import composed
 from tests.support.paths import REPO
 
 
@@ -44,17 +41,6 @@ def test_unknown_model_in_a_sweep_lists_valid_models():
         "tiny_albert, tiny_distilbert, tiny_mpnet, tiny_random"
     )
     assert f"unknown model 'bert_huge'; valid models: {valid}" in result.stderr
-
-
-@pytest.fixture(scope="module")
-def micro_data(tmp_path_factory, shared_data) -> Path:
-    """The micro profile's prepared GLUE subsets, written by the prepare stage itself."""
-    root = tmp_path_factory.mktemp("micro")
-    cfg = composed("experiment=micro")
-    cfg.paths.data = str(root / "data")
-    cfg.paths.shared_data = str(shared_data)
-    prepare.run(StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True))
-    return root / "data"
 
 
 def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):

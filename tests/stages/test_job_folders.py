@@ -18,24 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.core.stage import StageRun
-from stages import prepare
-from tests.support.builders import composed
 from tests.support.paths import REPO
 
 USER_FILES = {"notes.log": "notes\n", "slurm-1.log": "slurm\n", "multirun.yaml": "mine: 1\n"}
 MICRO = ["task=rte", "experiment=micro", "finetune.baselines.random_init=false"]
-
-
-@pytest.fixture(scope="module")
-def micro_data(tmp_path_factory, shared_data) -> Path:
-    """The micro profile's prepared GLUE subsets, written by the prepare stage itself."""
-    root = tmp_path_factory.mktemp("micro")
-    cfg = composed("experiment=micro")
-    cfg.paths.data = str(root / "data")
-    cfg.paths.shared_data = str(shared_data)
-    prepare.run(StageRun(cfg=cfg, out_root=root / "outputs", under_dvc=True))
-    return root / "data"
 
 
 def _env() -> dict[str, str]:
