@@ -87,9 +87,10 @@ def run_recipe(
     """Train and judge one recipe (module docstring)."""
     task, model = load_task(task_name), load_model(model_name)
     tokenizer = load_tokenizer(model)
-    train_split = read_local_split(glue_folder(), task, "train")[0]
+    folder = glue_folder()  # composes the config: once per recipe
+    train_split = read_local_split(folder, task, "train")[0]
     train_frame = subsample(train_split, rows, profile["seed"])
-    eval_frame = read_local_split(glue_folder(), task, task.eval_split)[0]
+    eval_frame = read_local_split(folder, task, task.eval_split)[0]
     started = time.perf_counter()
     result = finetune_task(
         model, tokenizer, task, train_frame, eval_frame,
