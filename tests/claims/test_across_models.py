@@ -6,6 +6,7 @@ without a claims table and two experiments of one model each fail in one line.""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -169,7 +170,13 @@ def test_two_tiny_models_as_experiments(tmp_path: Path, shared_data: Path) -> No
     assert table["paper_number"].notna().any()
     run_ok(["dvc", "repro", "report"], root, env)  # upstream is tiny-l3's: only the report runs
     page = (root / "outputs/report.html").read_text()
-    assert "Claims across models" in page and "<th>tiny_random_l3</th>" in page
+    assert "<h2>Claims across models: one DVC experiment per model</h2>" in page
+    # both columns judged by this checkout's registry, and tiny-l3's verdicts are the claims
+    # section's: neither heading is marked out of date
+    latest = versions()[-1].version
+    for model in ("tiny_random", "tiny_random_l3"):
+        heading = rf'<th>{model}<span class="meta">registry v{latest}, [0-9-]+</span></th>'
+        assert re.search(heading, page), model
 
 
 def test_each_models_line_says_which_registry_judged_it():
