@@ -9,7 +9,10 @@ depends on its cached outputs), taken from the job's config, with two readings f
 one task: `tasks` becomes the job's `task` (its spec from conf/task/), which every per-task
 stage reads, and `paths.*` are left out (they say where files lie, not what they hold; a
 folder named on the command line is read as given). The offline data sets are no setting:
-data_sources checks them and DVC reruns what reads them when they change.
+data_sources checks them and DVC reruns what reads them when they change. Where a stage reads
+the `model` settings and `model.name_or_path` is a local folder (pkg:// included), the digest
+of the model's files is one more setting (`model_files`), so new weights under the same path
+key new inputs; a hub id adds nothing (its revision is the user's to pin).
 
 The digest of those settings names the folder the inputs lie in:
 <paths.runs>/<profile>/<model>/<producer>[-<task>]-<digest>/, with the settings written
@@ -35,6 +38,7 @@ from pipeline.core.io import write_text
 DVC_YAML = CONF_DIR.parent / "dvc.yaml"  # the stages, their params, deps and outputs
 MANIFEST = "settings.yaml"  # the settings an input folder was made under, beside it
 DIGEST_CHARS = 8
+MODEL_FILES = "model_files"  # the key of the model's files' digest among the settings
 
 
 @cache
@@ -102,7 +106,19 @@ def settings_of(cfg: DictConfig, stages: tuple[str, ...]) -> dict[str, Any]:
         if _reads_tasks(name):
             keys["task"] = None
     keys.pop("tasks", None)  # a job of one task reads that task's spec (`task`)
-    return {key: _plain(OmegaConf.select(cfg, key)) for key in sorted(keys)}
+    found = {key: _plain(OmegaConf.select(cfg, key)) for key in sorted(keys)}
+    if "model" in keys:  # a stage that loads the model reads its whole group
+        files = _model_files(cfg)
+        if files is not None:
+            found[MODEL_FILES] = files
+    return found
+
+
+def _model_files(cfg: DictConfig) -> str | None:
+    """The digest of the model's local files (pipeline/models/identity.py), when any."""
+    from pipeline.models import identity  # torch and transformers only where a model is read
+
+    return identity.files_digest(cfg.model)
 
 
 def _plain(value: Any) -> Any:
