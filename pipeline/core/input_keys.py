@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from pipeline.core import layout
+from pipeline.core import layout, model_files
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 
@@ -115,10 +115,8 @@ def settings_of(cfg: DictConfig, stages: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _model_files(cfg: DictConfig) -> str | None:
-    """The digest of the model's local files (pipeline/models/identity.py), when any."""
-    from pipeline.models import identity  # torch and transformers only where a model is read
-
-    return identity.files_digest(cfg.model)
+    """The digest of the model's local files (pipeline/core/model_files.py), when any."""
+    return model_files.files_digest(cfg.model)
 
 
 def _plain(value: Any) -> Any:

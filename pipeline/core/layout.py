@@ -62,6 +62,12 @@ def pattern_predictions(root: Path | str, seed: int | str) -> Path:
     return Path(root, "patterns", "predictions", f"{seed_folder(seed)}.parquet")
 
 
+def model_identity(root: Path | str) -> Path:
+    """The record of the model's name, location and files' digest (written by
+    model_identity): <paths.outputs>/model/identity.json."""
+    return Path(root, "model", "identity.json")
+
+
 def data_digest(root: Path | str, source: str) -> Path:
     """The digest of the files of offline data set `source` (one of `DATA_SOURCES`) that its
     reader reads (written by data_sources): <paths.data>/sources/<source>.json."""

@@ -96,4 +96,9 @@ def data_digest(name: str) -> str:
     return str(layout.data_digest(DATA, name))
 
 
+# The model's name, location and files' digest (model_identity), a dep of every stage that
+# reads the `model` group, so new weights under the same model.name_or_path rerun them.
+MODEL_IDENTITY = str(layout.model_identity(OUTPUTS))
+
+
 READERS_GROUPS = ("clark_syntax", "clark_coref", "framenet")  # of the offline data's readers

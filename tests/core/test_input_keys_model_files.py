@@ -1,4 +1,4 @@
-"""The key of a job's inputs covers the model's files (pipeline/models/identity.py): new
+"""The key of a job's inputs covers the model's files (pipeline/core/model_files.py): new
 weights under the same `model.name_or_path` key new inputs; the same bytes rewritten, or only
 a new modification time, keep them; a hub id and a random model add nothing."""
 

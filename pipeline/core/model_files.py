@@ -7,12 +7,11 @@ a process while its size and modification time stay the same."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from functools import cache
 from pathlib import Path
 
 from omegaconf import DictConfig
-
-from pipeline.models.loading import resolve_location
 
 CHUNK_BYTES = 1 << 20
 SKIPPED_DIRS = frozenset({"__pycache__"})  # bytecode a package install may leave beside
@@ -42,12 +41,20 @@ def folder_digest(folder: Path) -> str:
     return sha.hexdigest()
 
 
+def package_folder(spec: str) -> Path | None:
+    """The folder `pkg://package/sub/folder` names inside the installed package; None when the
+    package is not installed (loading the model then names the package to install)."""
+    package, _, sub = spec.removeprefix("pkg://").partition("/")
+    found = importlib.util.find_spec(package)
+    return None if found is None or found.origin is None else Path(found.origin).parent / sub
+
+
 def local_folder(spec: str | None) -> Path | None:
     """The local folder `spec` (a folder or pkg://) names; None for a hub id or no spec."""
     if spec is None:
         return None
-    where = Path(resolve_location(spec))
-    return where if where.is_dir() else None
+    where = package_folder(spec) if spec.startswith("pkg://") else Path(spec)
+    return where if where is not None and where.is_dir() else None
 
 
 def files_digest(model: DictConfig) -> str | None:
