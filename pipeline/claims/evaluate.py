@@ -131,7 +131,7 @@ def judge(claim: Claim, measured: Estimate, reason: str = "", dev_rows: float = 
     underpowered = claim.effect is not None and claim.effect < measured.detectable
     if verdict == "inconclusive" and underpowered:
         return Judged(measured, "underpowered", _underpowered_reason(claim, measured, dev_rows))
-    return Judged(measured, verdict, measured.note)
+    return Judged(measured, verdict, "")  # a decided verdict's note is the note column's
 
 
 def _underpowered_reason(claim: Claim, measured: Estimate, dev_rows: float) -> str:

@@ -266,6 +266,17 @@ def _verdict(row: pd.Series) -> str:
     return f"{verdict} ({'; '.join(said)})" if said else verdict
 
 
+NO_SENSITIVITY = "—"  # a row with no verdict at a scaled threshold (not testable, undefined)
+
+
+def threshold_sensitivity(threshold: float, half: object, double: object) -> str:
+    """The sensitivity column: the verdicts at half / double the threshold, `(threshold 0)`
+    where scaling 0 moves nothing, `NO_SENSITIVITY` where the row has no such verdicts."""
+    if not isinstance(half, str):
+        return NO_SENSITIVITY
+    return "(threshold 0)" if threshold == 0 else f"{half} / {double}"
+
+
 def _seeds(row: pd.Series) -> str:
     if pd.isna(row["seeds"]):
         return "pre-trained"
@@ -300,10 +311,8 @@ def results_markdown(table: pd.DataFrame) -> str:
             "|---|---|---|---|---|---|---|",
         ]
         for _, row in rows.iterrows():
-            sensitivity = (
-                f"{row['verdict_half_threshold']} / {row['verdict_double_threshold']}"
-                if row["threshold"] != 0 and isinstance(row["verdict_half_threshold"], str)
-                else "(threshold 0)"
+            sensitivity = threshold_sensitivity(
+                row["threshold"], row["verdict_half_threshold"], row["verdict_double_threshold"]
             )
             lines.append(
                 f"| `{row['claim']}` | {_number(row['paper_number'])} | {_effect(row)} | "

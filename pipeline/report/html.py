@@ -26,6 +26,7 @@ import pandas as pd
 from PIL import Image
 
 from pipeline.analyses.catalog import sections
+from pipeline.claims.prose import threshold_sensitivity
 from pipeline.report.across import Column, columns, notice
 from pipeline.report.verdicts import headline, verdict_chart
 
@@ -197,10 +198,8 @@ def _claim_row(claim: tuple) -> str:
         if pd.isna(effect)
         else f'{effect:.3g}<span class="meta">{html.escape(str(source))}</span>'
     )
-    sensitivity = (
-        f"{claim.verdict_half_threshold} / {claim.verdict_double_threshold}"
-        if claim.threshold != 0 and isinstance(claim.verdict_half_threshold, str)
-        else "(threshold 0)"
+    sensitivity = threshold_sensitivity(
+        claim.threshold, claim.verdict_half_threshold, claim.verdict_double_threshold
     )
     seeds = (
         "pre-trained"
