@@ -29,6 +29,7 @@ the digest, unchanged; changing what a measure function computes does not.
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.claims.claim import Claim
 from pipeline.claims.evaluate import claim_modules
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.rules import Estimate
 from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns.labels import HUMAN_FILE, VISUAL_FILE
@@ -147,6 +149,37 @@ def settings(claim: Claim) -> dict[str, dict[str, Any]]:
     }
 
 
+# what each judged profile's tables rest on beyond each claim's own SETTINGS: these keys and
+# groups whole (the seeds, the sample of rows, the fine-tuning recipe), and every setting
+# whose name says it sizes a sample (`SAMPLE_SIZE`), in whichever group it is
+RECIPE = ("seed", "seeds", "shared", "prepare", "finetune")
+SAMPLE_SIZE = re.compile(r"(examples|rows|sentences|per_class|resamples)$")
+
+
+def _flat(value: Any, where: str = "") -> dict[str, Any]:
+    """A composed config's leaves by dotted key (an empty mapping is a leaf)."""
+    if not isinstance(value, dict) or not value:
+        return {where: value}
+    return {
+        key: leaf
+        for name, item in value.items()
+        for key, leaf in _flat(item, f"{where}.{name}" if where else str(name)).items()
+    }
+
+
+def profile_pins() -> dict[str, dict[str, Any]]:
+    """Per judged profile (`PROFILES`), the settings its tables rest on (`RECIPE`,
+    `SAMPLE_SIZE`) as conf/ composes them, by dotted key."""
+    return {
+        profile: {
+            key: value
+            for key, value in sorted(_flat(composed(profile)).items())
+            if key.split(".")[0] in RECIPE or SAMPLE_SIZE.search(key.split(".")[-1])
+        }
+        for profile in PROFILES
+    }
+
+
 def label_pins() -> dict[str, dict[str, str]]:
     """SHA-256 of each label file of each folder in `patterns.labels_from` under any
     profile (module docstring), by folder and file; a folder that is missing fails in one line."""
@@ -168,16 +201,27 @@ def _rounded(value: float) -> str:
     return f"{value:.{DIGITS}g}"
 
 
-def fixture_outputs(claims: list[Claim], fixture: Path = FIXTURE) -> dict[str, list[str]]:
-    """Each claim's statistic, interval and resolution on the fixture (module docstring),
-    by claim id: [statistic, ci_low, ci_high, 'resolved' | 'unresolved']."""
+def estimate_pin(m: Estimate) -> list[Any]:
+    """Every input a rule, `settle` and the power check read of a measured statistic:
+    [statistic, ci_low, ci_high, 'resolved' | 'unresolved', critical, evidence, bracket],
+    each number rounded (`DIGITS`), the evidence by name, each bracket end pinned alike; the
+    note (words) is left out."""
+    numbers = [_rounded(v) for v in (m.statistic, m.ci_low, m.ci_high)]
+    evidence = {name: _rounded(float(value)) for name, value in m.evidence.items()}
+    return [
+        *numbers,
+        "unresolved" if m.unresolved else "resolved",
+        _rounded(m.critical),
+        evidence,
+        [estimate_pin(end) for end in m.bracket],
+    ]
+
+
+def fixture_outputs(claims: list[Claim], fixture: Path = FIXTURE) -> dict[str, list[Any]]:
+    """Each claim's measured statistic on the fixture (module docstring), by claim id, as
+    `estimate_pin` gives it."""
     out = StageOutputs(fixture)
-    measured = {}
-    for claim in claims:
-        m = claim.measure(out, FIXTURE_SEED)
-        numbers = [_rounded(v) for v in (m.statistic, m.ci_low, m.ci_high)]
-        measured[claim.name] = [*numbers, "unresolved" if m.unresolved else "resolved"]
-    return measured
+    return {claim.name: estimate_pin(claim.measure(out, FIXTURE_SEED)) for claim in claims}
 
 
 def fixture_relations(fixture: Path = FIXTURE) -> list[str]:

@@ -4,18 +4,21 @@ amendments that change it.
 The digest (version 3 on) is the SHA-256 of a canonical JSON (sorted keys, no whitespace)
 of its parts. What the claims say (`digest`): each claim's id, the paper's statement, its
 source (paper, place, printed number), the statistic, the rule's name and parameters (with
-the power check's effect and the room a removal claim needs), the threshold, and the
+the power check's effect and the room a removal claim needs), the threshold, whether it is
+an extension, the tasks whose fine-tuned models it reads and whether the gates apply, and the
 claim-relevant settings by key (the SETTINGS beside each analysis's claims,
 measurement_pins.settings_by_family: label folders, example counts, the classifier's
 settings, the gates' inputs), as conf/ composes them under each profile a
 committed table is judged under (measurement_pins.PROFILES, from version 6 on), over the
 claims declared for every task of Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). How they
 are measured: the visual labels the pattern classifier learns from
-(measurement_pins.label_pins, from version 5 on), and every statistic's output on a small
-committed fixture (measurement_pins.fixture_outputs). And how measurements become verdicts
-(from version 6 on): the verdicts, pooled intervals and power figures of a synthetic grid of
-per-seed statistics, and the gates' answers on a synthetic grid of margins
-(verdict_pins.verdict_grid, gate_grid).
+(measurement_pins.label_pins, from version 5 on), every judged profile's seeds, fine-tuning
+recipe and sample sizes (measurement_pins.profile_pins, from version 8 on), and every input
+a rule reads of each statistic on a small committed fixture (measurement_pins.fixture_outputs:
+the interval, its critical value, its evidence and any bracket's ends). And how measurements
+become verdicts (from version 6 on): the verdicts, pooled intervals and power figures of a
+synthetic grid of per-seed statistics (seeds that agree and seeds that disagree), and the
+gates' answers on a synthetic grid of margins (verdict_pins.verdict_grid, gate_grid).
 The extension row a run adds for each UD relation outside Clark's Table 1 is one template,
 registered once with the relation `RELATION` in its name: which relations a run scores
 depends on its data, never on the registry. It hashes no code and no run's outputs, so
@@ -70,6 +73,7 @@ from pipeline.claims.measurement_pins import (
     fixture_outputs,
     fixture_relations,
     label_pins,
+    profile_pins,
     settings,
 )
 from pipeline.claims.thresholds import Threshold
@@ -82,6 +86,7 @@ RECORD = Path(__file__).with_name("registry_record.json")  # the last version's 
 REGISTRY_TASKS: tuple[str, ...] = tuple(TABLE1)  # every task of Kovaleva et al.'s Table 1
 RELATION = "<relation>"  # the per-relation extension row's place-holder (module docstring)
 STATUSES = ("draft", "frozen")
+LATER_PARTS = ("profiles",)  # parts a record of an earlier version lacks: `moved` adds them
 NAMED = 20  # the most moved items a failure names (the command lists them all)
 SHOWN = 120  # the most characters of an old or new value a moved item shows
 
@@ -102,6 +107,9 @@ def claim_spec(claim: Claim) -> dict[str, Any]:
         },
         "threshold": claim.rule.threshold.value,
         "settings": settings(claim),
+        "extension": claim.extension,
+        "finetuned": claim.finetuned,
+        "gated": claim.gated,
     }
 
 
@@ -163,6 +171,7 @@ def registry_parts(
     return {
         "claims": {c.name: json.loads(_canonical(claim_spec(c))) for c in registered_claims()},
         "labels": label_pins(),
+        "profiles": json.loads(_canonical(profile_pins())),
         "fixture": fixture_outputs(list(measured), fixture),
         "verdicts": verdict_grid(),
         "gates": gate_grid(),
@@ -184,6 +193,7 @@ def registry_digest(claims: Sequence[Claim] | None = None, fixture: Path = FIXTU
 PART_NAMES = {
     "claims": "claim",
     "labels": "measurement pin labels",
+    "profiles": "measurement pin profiles",
     "fixture": "measurement pin fixture",
     "verdicts": "verdict pin verdicts",
     "gates": "verdict pin gates",
@@ -244,7 +254,8 @@ def read_record(record: Path = RECORD) -> dict[str, dict[str, Any]]:
             f"{record}: no readable record of the registry's parts ({error}); write it with "
             "`python -m pipeline.claims.registry --record`"
         ) from None
-    if not isinstance(parts, dict) or set(parts) != set(PART_NAMES):
+    needed = set(PART_NAMES) - set(LATER_PARTS)
+    if not isinstance(parts, dict) or not needed <= set(parts) <= set(PART_NAMES):
         raise PipelineError(
             f"{record} does not hold the parts {sorted(PART_NAMES)}; rewrite it with "
             "`python -m pipeline.claims.registry --record`"

@@ -67,7 +67,7 @@ def _seed(estimate: float, width: float, **extra: object) -> Estimate:
 def grid_cases() -> dict[str, dict[int, Estimate]]:
     """Per case, its per-seed statistics: one seed or three, around each centre, each width
     and spread; then the edges `settle` decides (zero widths, unresolved ones with a bracket
-    that agrees and one that does not)."""
+    that agrees and one that does not), and seeds whose verdicts disagree."""
     cases: dict[str, dict[int, Estimate]] = {}
     for seeds, centre, width, spread in product((1, 3), CENTRES, HALF_WIDTHS, SPREADS):
         if seeds == 1 and spread:
@@ -87,6 +87,13 @@ def grid_cases() -> dict[str, dict[int, Estimate]]:
             42: _seed(0.01, 0.02, unresolved=UNRESOLVED, bracket=wide_ends)
         },
         "unresolved, no bracket": {42: _seed(0.01, 0.02, unresolved=UNRESOLVED)},
+        # one seed's interval on each side of the threshold: `seed-dependent`
+        "seeds disagree": {42: _seed(0.3, 0.04), 43: _seed(-0.25, 0.04)},
+        "seeds disagree, one undecided": {
+            42: _seed(0.3, 0.04),
+            43: _seed(0.03, 0.2),
+            44: _seed(-0.25, 0.04),
+        },
     }
     return cases
 

@@ -1,16 +1,21 @@
 """The registry's digest pins every step from a stage's output to a verdict: pooling seeds,
-the t quantile, `settle`, the power check, a gate's cut-off and a profile's settings each
-move it when changed; a pure move or rename of the code does not."""
+the t quantile, `settle`, the seeds' disagreement, the power check, a gate's cut-off, a
+profile's settings (its seeds, rows, fine-tuning recipe), a claim's declared fields and
+every input a rule reads each move it when changed; a pure move or rename does not."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
+from pathlib import Path
 
+import pytest
 from scipy.stats import t as student_t
 
-from pipeline.claims import evaluate, measurement_pins, rules, seeds, validity
-from pipeline.claims.measurement_pins import settings
+from pipeline.claims import evaluate, measurement_pins, registry, rules, seeds, validity
+from pipeline.claims.measurement_pins import estimate_pin, settings
 from pipeline.claims.registry import registered_claims, registry_digest
+from pipeline.claims.rules import Estimate
 
 
 class _Normal:
@@ -81,3 +86,102 @@ def test_moving_or_renaming_the_pooling_leaves_the_digest(monkeypatch, fixture_c
     monkeypatch.setattr(evaluate, "across_seeds", pooled_elsewhere)
     monkeypatch.setattr(seeds, "t", student_t)  # the same quantile, another reference
     assert registry_digest(fixture_claims) == committed
+
+
+def _conf_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """conf/ copied under `tmp_path`, read by the registry in its place."""
+    conf = tmp_path / "conf"
+    shutil.copytree(measurement_pins.CONF, conf)
+    monkeypatch.setattr(measurement_pins, "CONF", conf)
+    return conf
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("experiment/standard.yaml", "seeds: [42, 43, 44]", "seeds: [42]"),
+        ("experiment/standard.yaml", "max_train_rows: 1500", "max_train_rows: 900"),
+        ("prepare/default.yaml", "max_train_rows: 600", "max_train_rows: 900"),
+        ("experiment/quick.yaml", "    mrpc: 3", "    mrpc: 4"),
+    ],
+    ids=["standard seeds", "standard train rows", "quick train rows", "quick epochs by task"],
+)
+def test_a_judged_profiles_seeds_and_recipe_move_the_digest(
+    tmp_path, monkeypatch, fixture_claims, committed, file, old, new
+):
+    path = _conf_copy(tmp_path, monkeypatch) / file
+    text = path.read_text()
+    assert text.count(old) == 1, f"conf/{file} no longer holds {old!r}"
+    path.write_text(text.replace(old, new))
+    assert registry_digest(fixture_claims) != committed
+
+
+def test_moving_conf_and_the_fixture_leaves_the_digest(
+    tmp_path, monkeypatch, fixture_claims, committed
+):
+    _conf_copy(tmp_path, monkeypatch)
+    fixture = tmp_path / "elsewhere" / "fixture"
+    shutil.copytree(measurement_pins.FIXTURE, fixture)
+    assert registry_digest(fixture_claims, fixture) == committed
+
+
+def _redeclared(monkeypatch: pytest.MonkeyPatch, name: str, **changes: object) -> None:
+    """The registered claims declared with `changes` to the claims whose id starts `name`."""
+    declared = registry.declared_claims
+
+    def changed(tasks, relations):
+        return [
+            dataclasses.replace(c, **changes) if c.name.startswith(name) else c
+            for c in declared(tasks, relations)
+        ]
+
+    monkeypatch.setattr(registry, "declared_claims", changed)
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("extension.heterogeneous_minority.", {"extension": False}),
+        ("kovaleva.table1_order.", {"finetuned": ()}),
+        ("kovaleva.heads_removal_helps.", {"gated": False}),
+    ],
+    ids=["extension", "finetuned", "gated"],
+)
+def test_a_claims_declared_fields_move_the_digest(
+    monkeypatch, fixture_claims, committed, name, changes
+):
+    _redeclared(monkeypatch, name, **changes)
+    assert any(c.name.startswith(name) for c in registry.registered_claims())
+    assert registry_digest(fixture_claims) != committed
+
+
+def test_disabling_the_seed_dependent_verdict_moves_the_digest(
+    monkeypatch, fixture_claims, committed
+):
+    overall = evaluate._overall
+
+    def pooled_only(claim, per_seed, testable, dev):  # the seeds' disagreement ignored
+        if not testable:
+            return overall(claim, per_seed, testable, dev)
+        pooled = evaluate.across_seeds([j.measured for j in testable.values()])
+        return evaluate.judge(claim, pooled, "", dev)
+
+    monkeypatch.setattr(evaluate, "_overall", pooled_only)
+    assert registry_digest(fixture_claims) != committed
+
+
+def test_every_input_a_rule_reads_is_pinned():
+    """A statistic's critical value, its evidence and each end of its bracket enter the pin
+    (the fixture's and any other), its note (words) does not."""
+    end = Estimate(0.0, 0.0, 0.0)
+    measured = Estimate(0.01, 0.0, 0.02, evidence={"rows": 96.0}, unresolved="u", bracket=(end,))
+    pin = estimate_pin(measured)
+    moved = [
+        dataclasses.replace(measured, critical=2.5),
+        dataclasses.replace(measured, evidence={"rows": 97.0}),
+        dataclasses.replace(measured, bracket=(end, Estimate(0.3, 0.3, 0.3))),
+        dataclasses.replace(measured, bracket=(Estimate(0.1, 0.1, 0.1),)),
+        dataclasses.replace(measured, unresolved=""),
+    ]
+    assert all(estimate_pin(m) != pin for m in moved)
+    assert estimate_pin(dataclasses.replace(measured, note="reworded")) == pin
