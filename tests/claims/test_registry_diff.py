@@ -109,3 +109,17 @@ def test_a_malformed_record_fails_in_one_line(tmp_path, text):
     with pytest.raises(PipelineError, match=r"--record`$") as raised:
         read_record(record)
     assert "\n" not in str(raised.value)
+
+
+def test_a_record_older_than_the_profile_pins_reads_and_names_them_added(tmp_path, recorded):
+    older = {part: items for part, items in recorded.items() if part != "profiles"}
+    record = tmp_path / "registry_record.json"
+    record.write_text(json.dumps(older))
+    assert read_record(record) == older
+    current = {**copy.deepcopy(older), "profiles": {"standard": {"seeds": [42, 43, 44]}}}
+    assert moved(older, current) == ["measurement pin profiles standard: added"]
+    changed = copy.deepcopy(current)
+    changed["profiles"]["standard"]["seeds"] = [42]
+    assert moved(current, changed) == [
+        "measurement pin profiles standard.seeds: [42, 43, 44] -> [42]"
+    ]
