@@ -22,6 +22,7 @@ from pipeline.analyses.clark_syntax.results import ALL_RELATIONS
 from pipeline.analyses.table1.claims import TABLE1
 from pipeline.claims.evaluate import PAPERS_EFFECT, headline_counts
 from pipeline.claims.rules import Estimate, settle
+from pipeline.claims.sensitivity import threshold_sensitivity
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text
 
@@ -264,17 +265,6 @@ def _verdict(row: pd.Series) -> str:
     said = [row.get(k) for k in ("reason", "note")]  # a note may be the reason itself
     said = [text for text in dict.fromkeys(said) if isinstance(text, str) and text]
     return f"{verdict} ({'; '.join(said)})" if said else verdict
-
-
-NO_SENSITIVITY = "—"  # a row with no verdict at a scaled threshold (not testable, undefined)
-
-
-def threshold_sensitivity(threshold: float, half: object, double: object) -> str:
-    """The sensitivity column: the verdicts at half / double the threshold, `(threshold 0)`
-    where scaling 0 moves nothing, `NO_SENSITIVITY` where the row has no such verdicts."""
-    if not isinstance(half, str):
-        return NO_SENSITIVITY
-    return "(threshold 0)" if threshold == 0 else f"{half} / {double}"
 
 
 def _seeds(row: pd.Series) -> str:

@@ -2,16 +2,25 @@
 removed before running it, and, after Ctrl-C, where the next run resumes.
 
 DVC deletes a stage's outputs before its command runs, so a failed `dvc repro` leaves them
-gone while dvc.lock still records them: `dvc checkout <stage>` restores the cached ones and
-`git checkout HEAD -- <paths>` the ones kept in git (tables, figures, metrics). The costly
-cached outputs (models, attention stores, the pattern classifier) are declared `persist` and
-written whole under a temporary name, so DVC leaves them in place and a failed run keeps them.
+gone while dvc.lock still records them. The advice brings back what the workspace's
+dvc.lock records, never another run's files: `dvc checkout <stage>` restores the cached ones
+from the DVC cache; the ones kept in git (tables, figures, metrics: `cache: false`) come back
+with `git checkout HEAD -- <paths>` only when HEAD's dvc.lock records them as the
+workspace's does. Where it does not (a rerun not yet committed had already remade them), git
+holds no copy of them: the advice says so and gives the `dvc repro <stage>` that remakes
+them. When params.yaml differs from HEAD's while the stage's lock entry is HEAD's (`dvc exp
+run -S` rewrote it before the stage failed), the restore takes params.yaml back to the
+values that entry was made with. Without git or a repository the advice is the plain one.
+The costly cached outputs (models, attention stores, the pattern classifier) are declared
+`persist` and written whole under a temporary name, so DVC leaves them in place and a
+failed run keeps them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,17 +34,59 @@ def restore_command(
     name: str, task: str | None, seed: int | None, dvc_yaml: Path = Path("dvc.yaml")
 ) -> str | None:
     """The command that restores the outputs of stage `name` (of `task` and `seed` for a
-    matrix stage) that DVC removed before the run, as dvc.lock last recorded them; None when
-    dvc.yaml does not declare the stage or it removes nothing."""
+    matrix stage) that DVC removed before the run, as the workspace's dvc.lock records them
+    (module docstring); None when dvc.yaml does not declare the stage or it removes nothing."""
     spec = _declared(name, dvc_yaml)
     if spec is None:
         return None
     values = {"task": task, "seed": None if seed is None else str(seed)}
     address = stage_address(name, spec, values)
     in_git, cached = removed_outputs(spec, values)
+    root = dvc_yaml.parent
+    head_lock, ours = _head_text(root, "dvc.lock"), _lock_entry(_read(root / "dvc.lock"), address)
     commands = [f"dvc checkout {address}"] if cached else []
+    remade = head_lock is not None and ours is not None and _lock_entry(head_lock, address) != ours
+    if in_git and remade:  # by a run not yet committed: no commit holds these files
+        unrestorable = (
+            f"{' '.join(in_git)} of this uncommitted run are kept in no commit and cannot be "
+            f"restored: `dvc repro {address}` makes them again"
+        )
+        return "; ".join([" && ".join(commands), unrestorable] if commands else [unrestorable])
+    head_params = _head_text(root, "params.yaml")
+    if in_git and head_params is not None and _read(root / "params.yaml") != head_params:
+        in_git = [*in_git, "params.yaml"]  # the values the lock entry (HEAD's) was made with
     commands += [f"git checkout HEAD -- {' '.join(in_git)}"] if in_git else []
     return " && ".join(commands) or None
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def _head_text(root: Path, name: str) -> str | None:
+    """File `name` as HEAD holds it in the repository at `root`; None where git cannot say."""
+    try:
+        shown = subprocess.run(
+            ["git", "-C", str(root), "show", f"HEAD:./{name}"], capture_output=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return shown.stdout.decode("utf-8") if shown.returncode == 0 else None
+
+
+def _lock_entry(text: str | None, address: str) -> list | None:
+    """The outputs (path and md5) a dvc.lock text records for stage `address`; None where it
+    records no such stage or cannot be read."""
+    try:
+        stage = (yaml.safe_load(text or "") or {}).get("stages", {}).get(address)
+    except yaml.YAMLError:
+        return None
+    if not stage:
+        return None
+    return sorted(
+        (out.get("path"), out.get("md5"))
+        for out in [*stage.get("outs", []), *stage.get("metrics", [])]
+    )
 
 
 def _declared(name: str, dvc_yaml: Path) -> dict | None:

@@ -11,7 +11,7 @@ import importlib.util
 from functools import cache
 from pathlib import Path
 
-from omegaconf import DictConfig
+from pipeline.core.schema import ModelConfig
 
 CHUNK_BYTES = 1 << 20
 SKIPPED_DIRS = frozenset({"__pycache__"})  # bytecode a package install may leave beside
@@ -57,12 +57,12 @@ def local_folder(spec: str | None) -> Path | None:
     return where if where is not None and where.is_dir() else None
 
 
-def files_digest(model: DictConfig) -> str | None:
+def files_digest(model: ModelConfig) -> str | None:
     """The digest of the model's local files (weights, config, tokenizer); None when it has
     none (a hub id, or a random model built from its config)."""
-    if model.get("random_config") is not None:
+    if model.random_config is not None:
         return None
-    folders = {local_folder(model.get("name_or_path")), local_folder(model.get("tokenizer"))}
+    folders = {local_folder(model.name_or_path), local_folder(model.tokenizer)}
     digests = sorted(folder_digest(f) for f in folders if f is not None)
     if not digests:
         return None

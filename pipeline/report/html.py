@@ -26,7 +26,7 @@ import pandas as pd
 from PIL import Image
 
 from pipeline.analyses.catalog import sections
-from pipeline.claims.prose import threshold_sensitivity
+from pipeline.claims.sensitivity import threshold_sensitivity
 from pipeline.report.across import Column, columns, notice
 from pipeline.report.verdicts import headline, verdict_chart
 

@@ -12,7 +12,7 @@ from pipeline.analyses.clark_heads.claims import sep_in_middle_layers
 from pipeline.claims.evaluate import evaluate_claim
 from pipeline.claims.measurement_pins import FIXTURE, FIXTURE_SEED
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.prose import NO_SENSITIVITY, threshold_sensitivity
+from pipeline.claims.sensitivity import NO_SENSITIVITY, threshold_sensitivity
 from pipeline.report.html import _claim_row
 
 

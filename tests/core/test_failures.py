@@ -68,17 +68,20 @@ def test_an_unwritable_folder_is_one_line(capsys) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: permission denied: outputs/models;")
 
 
-def test_the_restore_command_covers_every_output_dvc_removed() -> None:
+def test_the_restore_command_covers_every_output_dvc_removed(tmp_path) -> None:
+    # dvc.yaml alone, outside any repository: the plain advice, whatever this checkout's state
+    dvc_yaml = tmp_path / "dvc.yaml"
+    shutil.copy(REPO / "dvc.yaml", dvc_yaml)
     # the fine-tuned model is kept while the stage runs (persist): only its results go
-    command = restore_command("finetune", "rte", 42, REPO / "dvc.yaml")
+    command = restore_command("finetune", "rte", 42, dvc_yaml)
     assert command == (
         "git checkout HEAD -- outputs/plots/finetune/rte/seed42 "
         "outputs/figures/finetune/rte/seed42 outputs/metrics/finetune/rte/seed42.json"
     )
     # the prepared data is written file by file, so DVC removes it and its cache restores it
-    command = restore_command("prepare", None, None, REPO / "dvc.yaml")
+    command = restore_command("prepare", None, None, dvc_yaml)
     assert command == "dvc checkout prepare && git checkout HEAD -- outputs/metrics/prepare.json"
-    assert restore_command("nonexistent", None, None, REPO / "dvc.yaml") is None
+    assert restore_command("nonexistent", None, None, dvc_yaml) is None
 
 
 @pytest.fixture
