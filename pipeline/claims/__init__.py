@@ -27,7 +27,8 @@ other stages' results as typed results (the `results` modules of the analyses, o
 - registry.py (with amendments.yaml), measurement_pins.py, verdict_pins.py: the registry's
   version and digest, fitted or registered, and what the digest pins; refresh_fixture.py:
   the digest's fixture refreshed from a run, with the files its claims read;
-- figures.py, prose.py: the forest plot, the docs' generated blocks;
+- figures.py, prose.py, sensitivity.py: the forest plot, the docs' generated blocks, the
+  table's column of verdicts at half and double the threshold;
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
   the current claims;
 - across_models.py: the claims tables of several experiments (one per model) side by side;
