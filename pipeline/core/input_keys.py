@@ -108,15 +108,10 @@ def settings_of(cfg: DictConfig, stages: tuple[str, ...]) -> dict[str, Any]:
     keys.pop("tasks", None)  # a job of one task reads that task's spec (`task`)
     found = {key: _plain(OmegaConf.select(cfg, key)) for key in sorted(keys)}
     if "model" in keys:  # a stage that loads the model reads its whole group
-        files = _model_files(cfg)
+        files = model_files.files_digest(cfg.model)
         if files is not None:
             found[MODEL_FILES] = files
     return found
-
-
-def _model_files(cfg: DictConfig) -> str | None:
-    """The digest of the model's local files (pipeline/core/model_files.py), when any."""
-    return model_files.files_digest(cfg.model)
 
 
 def _plain(value: Any) -> Any:

