@@ -5,11 +5,12 @@ measurement pins and which verdict pins changed, each with its old and new value
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 import pytest
 
-from pipeline.analyses.clark_heads import claims as clark_heads
+from pipeline.analyses.framenet import claims as framenet_claims
 from pipeline.claims.registry import (
     AMENDMENTS,
     NAMED,
@@ -22,8 +23,8 @@ from pipeline.claims.registry import (
     registry_parts,
     versions,
     what_moved,
+    write_record,
 )
-from pipeline.claims.thresholds import Threshold
 from pipeline.core.errors import PipelineError
 
 
@@ -40,19 +41,31 @@ def test_the_record_holds_the_last_versions_parts(recorded):
     )
 
 
-def test_a_moved_threshold_fails_naming_the_claim_and_both_values(monkeypatch):
-    old = clark_heads.OVER_HALF
-    monkeypatch.setattr(clark_heads, "OVER_HALF", Threshold(0.6, old.reason, old.from_paper))
-    parts = registry_parts()
-    message = mismatch(digest_of(parts), changes=what_moved(parts))
-    last = versions(AMENDMENTS)[-1]
-    assert f"add version {last.version + 1}" in message
-    named = message.splitlines()[1:]
-    assert named and all(
-        line.startswith("  claim clark.sep_in_middle_layers.")
-        and line.endswith(": threshold 0.5 -> 0.6")
-        for line in named
-    ), message
+FROZEN = """- version: 1
+  date: 2026-11-25
+  status: frozen
+  digest: {digest}
+  reason: the parts as the code declares them
+"""
+
+
+def test_a_moved_threshold_fails_naming_the_claim_and_both_values(tmp_path, monkeypatch):
+    """Against a record and a frozen version of the parts as declared now (so a claim change
+    under way elsewhere moves nothing here), one claim's threshold moved names that claim and
+    both values, and nothing else. The fixture's measurements are left out (`claims=[]`), to
+    keep it fast: what it names is a claim's spec."""
+    record, amendments = tmp_path / RECORD.name, tmp_path / AMENDMENTS.name
+    declared = registry_parts(claims=[])
+    write_record(declared, record)
+    amendments.write_text(FROZEN.format(digest=digest_of(declared)))
+    old = framenet_claims.SET_APART
+    monkeypatch.setattr(framenet_claims, "SET_APART", dataclasses.replace(old, value=0.3))
+    parts = registry_parts(claims=[])
+    message = mismatch(digest_of(parts), amendments, changes=what_moved(parts, record))
+    assert "a registered claim changed; add version 2" in message.splitlines()[0]
+    assert message.splitlines()[1:] == [
+        f"  claim kovaleva.framenet_heads_stand_out: threshold {old.value:g} -> 0.3"
+    ], message
 
 
 def test_measurement_and_verdict_pins_are_named_with_both_values(recorded):
