@@ -26,6 +26,7 @@ from typing import Any, Optional, TypeVar
 
 from omegaconf import MISSING, OmegaConf
 
+from pipeline.core.bounds import bounded
 from pipeline.core.config import CONF_DIR, check_option, group_options
 from pipeline.core.errors import PipelineError
 
@@ -149,7 +150,8 @@ class TaskConfig:
 
 @dataclass
 class SharedConfig:
-    max_length: int = MISSING  # word pieces per GLUE example (finetune, dump_attention, ablate)
+    # word pieces per GLUE example (finetune, dump_attention, ablate): [CLS] and [SEP] at least
+    max_length: int = bounded(least=2)
 
 
 @dataclass
@@ -173,6 +175,7 @@ class RunConfig:
     seed: int = MISSING  # data samples' seed and the primary fine-tuning seed (must be in seeds)
     seeds: list[int] = MISSING  # fine-tuning seeds (README, Seeds)
     seed_in_seeds: bool = MISSING  # `${seed_in_seeds:...}` in conf/config.yaml: checked
+    settings_in_bounds: bool = MISSING  # `${settings_in_bounds:}` there: every bound checked
     device: str = MISSING  # auto, cpu, cuda, cuda:N
     precision: Precision = MISSING  # fine-tuning and inference (pipeline/core/precision.py)
     deterministic: bool = MISSING  # deterministic kernels: finetune, ablate (set_determinism)

@@ -37,6 +37,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.core import input_keys, layout, locks
+from pipeline.core.bounds import check_bounds
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError, exit_on_error
@@ -363,14 +364,17 @@ def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
 
 
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
-    """`cfg` checked against the schema (pipeline/core/config_schema.py); a wrong type or
-    unknown key fails in one line naming it."""
+    """`cfg` checked against the schema (pipeline/core/config_schema.py); a wrong type, an
+    unknown key or a value out of its bound (pipeline/core/bounds.py) fails in one line naming
+    it."""
     try:
-        return OmegaConf.merge(OmegaConf.structured(Config), cfg)
+        typed = OmegaConf.merge(OmegaConf.structured(Config), cfg)
     except OmegaConfBaseException as error:
         key = getattr(error, "full_key", None) or "?"
         reason = str(error).splitlines()[0]
         raise PipelineError(f"{where}: bad value for `{key}`: {reason}") from error
+    check_bounds(typed, Config)
+    return typed
 
 
 def _load_dvc_config(task: str | None) -> DictConfig:

@@ -111,6 +111,11 @@ def test_every_config_group_is_typed() -> None:
         ),
         ("model=bert", "unknown model 'bert'; valid models: "),
         ("seeds=[43]", "DvcException: `seeds` [43] does not contain the primary `seed` 42;"),
+        (
+            "finetune.epochs=0",
+            "DvcException: finetune.epochs=0: must be at least 1; set finetune.epochs=1 or more "
+            "(params.yaml is unchanged)",
+        ),
     ],
 )
 def test_dvc_composition_is_typed_and_checked_through_the_hydra_plugin(

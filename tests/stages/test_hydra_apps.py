@@ -43,6 +43,43 @@ def test_unknown_model_in_a_sweep_lists_valid_models():
     assert f"unknown model 'bert_huge'; valid models: {valid}" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        (
+            "finetune.learning_rate=-1",
+            "finetune.learning_rate=-1.0: must be more than 0; "
+            "set finetune.learning_rate to a value more than 0",
+        ),
+        (
+            "finetune.epochs=0",
+            "finetune.epochs=0: must be at least 1; set finetune.epochs=1 or more",
+        ),
+        (
+            "finetune.batch_size=0",
+            "finetune.batch_size=0: must be at least 1; set finetune.batch_size=1 or more",
+        ),
+    ],
+)
+def test_a_value_out_of_bounds_fails_in_one_line_leaving_no_job_folder(
+    tmp_path, override: str, line: str
+) -> None:
+    job = tmp_path / "job"
+    result = _stage(
+        [
+            "stages.finetune",
+            "task=rte",
+            "experiment=micro",
+            override,
+            f"hydra.run.dir={job}",
+            f"paths.runs={tmp_path / 'runs'}",
+        ]
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: {line}"]
+    assert list(tmp_path.iterdir()) == []  # neither the job's folder nor a keyed input
+
+
 def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
     sweep_dir = tmp_path / "sweep"
     tracked = REPO / "outputs" / "metrics" / "finetune"

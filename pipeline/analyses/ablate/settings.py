@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import DisableMode, ImportanceSplit
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
@@ -16,13 +17,13 @@ from pipeline.core.schema import DisableMode, ImportanceSplit
 
 @dataclass
 class AblateConfig:
-    num_examples: Optional[int] = MISSING
+    num_examples: Optional[int] = bounded(least=1)
     mode: DisableMode = MISSING
     batch_size: int = MISSING
-    ablations_per_pass: int = MISSING
+    ablations_per_pass: int = bounded(least=1)
     cache_budget_mb: int = MISSING
     importance_split: ImportanceSplit = MISSING
-    importance_examples: Optional[int] = MISSING
+    importance_examples: Optional[int] = bounded(least=1)
     prune_step: float = MISSING
     prune_keep: float = MISSING
     bootstrap_resamples: int = MISSING

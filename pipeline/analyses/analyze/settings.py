@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import Measure, Variant
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
@@ -29,8 +30,8 @@ class GridConfig:
 
 @dataclass
 class AnalyzeConfig:
-    num_examples: Optional[int] = MISSING
-    chunk_examples: int = MISSING
+    num_examples: Optional[int] = bounded(least=1)
+    chunk_examples: int = bounded(least=1)
     spacy_model: str = MISSING
     token_types: dict[str, TokenTypeRule] = MISSING
     grid: GridConfig = field(default_factory=GridConfig)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import Task
 
 
@@ -18,17 +19,17 @@ class Baselines:
 
 @dataclass
 class FinetuneConfig:
-    epochs: int = MISSING
+    epochs: int = bounded(least=1)
     batch_size: int = MISSING
     eval_batch_size: int = MISSING
-    learning_rate: float = MISSING
-    warmup_ratio: float = MISSING
-    weight_decay: float = MISSING
+    learning_rate: float = bounded(above=0)
+    warmup_ratio: float = bounded(least=0, most=1)  # of the training steps
+    weight_decay: float = bounded(least=0)
     grad_clip: float = MISSING
-    log_every: int = MISSING
-    checkpoint_every: int = MISSING  # steps between resumable checkpoints; 0: none
+    log_every: int = bounded(least=1)
+    checkpoint_every: int = bounded(least=0)  # steps between resumable checkpoints; 0: none
     baselines: Baselines = field(default_factory=Baselines)
-    epochs_by_task: dict[Task, int] = MISSING  # per task, epochs in place of `epochs`
+    epochs_by_task: dict[Task, int] = bounded(least=1)  # per task, epochs in place of `epochs`
 
     def for_task(self, task: str) -> FinetuneConfig:
         """These settings as `task` trains with them: its own epochs where `epochs_by_task`

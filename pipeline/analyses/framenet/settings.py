@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
 # ruff: noqa: UP045
@@ -19,7 +20,7 @@ class FramenetConfig:
     max_tokens: int = MISSING
     max_fe_tokens: int = MISSING
     target_window: int = MISSING
-    num_sentences: Optional[int] = MISSING
+    num_sentences: Optional[int] = bounded(least=1)
     batch_size: int = MISSING
     top_heads: int = MISSING
     bootstrap_resamples: int = MISSING

@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
 # ruff: noqa: UP045
@@ -15,11 +16,12 @@ from pipeline.analyses.groups import Settings
 
 @dataclass
 class GatesConfig:
-    num_examples: Optional[int] = MISSING  # dev rows evaluated (= ablate.num_examples: same rows)
-    train_examples: Optional[int] = MISSING  # train rows the gates are fitted on
+    # dev rows evaluated (= ablate.num_examples: same rows)
+    num_examples: Optional[int] = bounded(least=1)
+    train_examples: Optional[int] = bounded(least=1)  # train rows the gates are fitted on
     batch_size: int = MISSING
-    steps: int = MISSING  # optimiser steps per lambda
-    learning_rate: float = MISSING
+    steps: int = bounded(least=1)  # optimiser steps per lambda
+    learning_rate: float = bounded(above=0)
     init_log_alpha: float = MISSING
     lambdas: list[float] = MISSING
 

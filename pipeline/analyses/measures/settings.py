@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import Measure
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
@@ -16,7 +17,7 @@ from pipeline.core.schema import Measure
 
 @dataclass
 class MeasuresConfig:
-    num_examples: Optional[int] = MISSING
+    num_examples: Optional[int] = bounded(least=1)
     batch_size: int = MISSING
     measures: list[Measure] = MISSING
     bootstrap_resamples: int = MISSING

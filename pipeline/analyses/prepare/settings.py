@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import GlueSource, Task
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
@@ -16,15 +17,16 @@ from pipeline.core.schema import GlueSource, Task
 
 @dataclass
 class RowFloor:
-    train: Optional[int] = MISSING  # rows a task keeps at least of its train split (null: no floor)
-    eval: Optional[int] = MISSING
+    # rows a task keeps at least of its train split (null: no floor)
+    train: Optional[int] = bounded(least=1)
+    eval: Optional[int] = bounded(least=1)
 
 
 @dataclass
 class PrepareConfig:
     source: GlueSource = MISSING
-    max_train_rows: Optional[int] = MISSING
-    max_eval_rows: Optional[int] = MISSING
+    max_train_rows: Optional[int] = bounded(least=1)  # null: every row
+    max_eval_rows: Optional[int] = bounded(least=1)
     min_rows: dict[Task, RowFloor] = MISSING  # per task, above the limits
 
     def row_limit(self, task: str, split: str) -> Optional[int]:
