@@ -18,6 +18,7 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from omegaconf import MISSING
+from omegaconf.errors import MissingMandatoryValue
 
 from pipeline.core.errors import PipelineError
 
@@ -97,7 +98,10 @@ def check_bounds(node: Mapping[str, Any], schema: type, prefix: str = "") -> Non
         key, held, bound = f"{prefix}{declared.name}", _held(hints[declared.name]), None
         if held is None and (bound := _bound_of(declared)) is None:
             continue  # unread: an unbounded value may be this check's own interpolation
-        value = node[declared.name]
+        try:
+            value = node[declared.name]
+        except MissingMandatoryValue:
+            continue  # no value to bound: reading it names the key where it is needed
         if value is None:
             continue
         if held is not None and get_origin(hints[declared.name]) is dict:

@@ -33,18 +33,16 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
 
     Works for files and folders. A failure (or a killed process) leaves `target` as it was.
     A temporary's name holds its writer (pipeline/core/owner.py): the next write removes
-    those a writer that has ended left beside `target`, never a live one's. A full disk fails
-    in one line naming `target`.
+    those a writer that has ended left beside `target`, never a live one's. A full disk, met
+    anywhere from making the folder to the rename, fails in one line naming `target`; what a
+    failure removes is the temporary this write made, nothing else.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(target)
-    prefix = f".{target.name}.{owner.this_process()}."
-    fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    tmp.unlink()
+    tmp: Path | None = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(target)
+        tmp = _new_temporary(target)
         yield tmp
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
@@ -57,10 +55,27 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
             ) from error
         raise
     finally:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        elif tmp.exists():
-            tmp.unlink()
+        if tmp is not None:
+            _remove_temporary(tmp)
+
+
+def _new_temporary(target: Path) -> Path:
+    """A free name beside `target` that holds this writer (`.<name>.<owner>.<random>.tmp`),
+    reserved by mkstemp and left free for the writer to make a file or a folder there."""
+    prefix = f".{target.name}.{owner.this_process()}."
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    Path(name).unlink()
+    return Path(name)
+
+
+def _remove_temporary(tmp: Path) -> None:
+    """Remove what a writer left at its temporary name: a link itself (never what it points
+    to), a file, or a folder it made there."""
+    if tmp.is_symlink() or tmp.is_file():
+        tmp.unlink()
+    elif tmp.is_dir():
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def remove_stale_temporaries(target: Path) -> None:

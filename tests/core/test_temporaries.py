@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -49,3 +50,51 @@ def test_a_full_disk_fails_in_one_line_naming_the_file(tmp_path: Path) -> None:
     assert str(raised.value).startswith(f"no space left on the disk of {target} while writing")
     assert "\n" not in str(raised.value)
     assert not target.exists() and not list(target.parent.glob("*.tmp"))
+
+
+def _full_disk(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_full_disk_in_a_real_write_keeps_the_old_file_and_its_neighbours(
+    tmp_path: Path, monkeypatch
+) -> None:
+    folder = tmp_path / "metrics"
+    target, neighbour = folder / "seed42.json", folder / "seed7.json"
+    write_json(target, {"old": 1})
+    neighbour.write_text("{}")
+    monkeypatch.setattr(Path, "write_text", _full_disk)  # what write_json writes with
+    with pytest.raises(PipelineError) as raised:
+        write_json(target, {"new": 2})
+    assert str(raised.value).startswith(f"no space left on the disk of {target} while writing")
+    assert "\n" not in str(raised.value)
+    monkeypatch.undo()
+    assert json.loads(target.read_text()) == {"old": 1}
+    assert sorted(p.name for p in folder.iterdir()) == ["seed42.json", "seed7.json"]
+
+
+def test_a_full_disk_while_filling_a_folder_removes_that_temporary_alone(tmp_path: Path) -> None:
+    target = tmp_path / "models" / "seed42"
+    target.mkdir(parents=True)
+    (target / "model.safetensors").write_text("old weights")
+    with (
+        pytest.raises(PipelineError, match=f"of {re.escape(str(target))} while writing"),
+        atomic_path(target) as tmp,
+    ):
+        tmp.mkdir()  # as save_pretrained makes its folder
+        (tmp / "config.json").write_text("{}")
+        _full_disk()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["model.safetensors", "models", "seed42"]
+    assert (target / "model.safetensors").read_text() == "old weights"
+
+
+def test_a_full_disk_before_the_temporary_exists_fails_in_one_line(
+    tmp_path: Path, monkeypatch
+) -> None:
+    target = tmp_path / "plots" / "table.csv"
+    monkeypatch.setattr("pipeline.core.io.tempfile.mkstemp", _full_disk)
+    with pytest.raises(
+        PipelineError, match=f"^no space left on the disk of {re.escape(str(target))} while"
+    ):
+        write_json(target, {})
+    assert list((tmp_path / "plots").iterdir()) == []
