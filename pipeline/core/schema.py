@@ -14,7 +14,10 @@ a Hydra app or a test): a wrong type or an unknown key fails at composition, nam
 ... full_key: finetune.epochs"). Choices with a fixed set of values are enums, lists of such
 choices (`tasks`, measures, pattern classes) lists of enums, so a misspelt choice fails the
 same way (`tasks=[sst3]` -> "Invalid value 'sst3', expected one of [cola, ...]  full_key:
-tasks[0]"): under `dvc exp run -S` before DVC touches the workspace.
+tasks[0]"): under `dvc exp run -S` before DVC touches the workspace. A number declares its
+bound beside its type (`bounded(least=1)`, pipeline/core/bounds.py), and one out of it fails
+the same way (`finetune.epochs=0` -> "finetune.epochs=0: must be at least 1; set
+finetune.epochs=1 or more").
 """
 
 from __future__ import annotations
