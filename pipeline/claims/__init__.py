@@ -18,11 +18,12 @@ other stages' results as typed results (the `results` modules of the analyses, o
 - shares.py, share_notes.py: pattern-type shares corrected for the classifier's errors,
   and what they say in words (with the two ends of a share below the classifier's
   resolution);
-- validity.py, seeds.py, selection.py, standout.py, unchanged.py: the validity and headroom
-  gates, the interval over seeds, the best or mean of many units, heads that stand out,
-  zero-width intervals;
-- evaluate.py: the claims collected from every analysis, evaluated into one table, its
-  flat metrics and headline;
+- validity.py, seeds.py, strata.py, selection.py, standout.py, unchanged.py: the validity
+  and headroom gates, the interval over seeds, a statistic pooled over independent strata
+  (tasks), the best or mean of many units, heads that stand out, zero-width intervals;
+- evaluate.py, readings.py: the claims collected from every analysis, evaluated into one
+  table, its flat metrics and headline; a finding read more than one way, one row per
+  reading and one for the finding;
 - judge.py: the stage's files (table, per-seed table, headline, Markdown, forest plot);
 - registry.py (with amendments.yaml), measurement_pins.py, verdict_pins.py: the registry's
   version and digest, fitted or registered, and what the digest pins; refresh_fixture.py:

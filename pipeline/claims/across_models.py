@@ -51,7 +51,7 @@ SHARED = ("claim", "kind", "source", "finding", "statistic", "paper_number")
 PER_MODEL = ("estimate", "ci_low", "ci_high", "verdict", "reason")
 COLOURS = {"supported": "#7fbf7f", "contradicted": "#e07b7b", "inconclusive": "#d9d9d9",
            "underpowered": "#f2c46d", "not testable": "#a9a9d9",
-           "seed-dependent": "#d8a8d8"}  # fmt: skip
+           "seed-dependent": "#d8a8d8", "reading-dependent": "#9fd0de"}  # fmt: skip
 
 
 # What a reader must know before comparing models with the papers (in the summary and table).

@@ -52,7 +52,7 @@ class Case:
 def verdict_of(case: Case) -> Verdict:
     """The verdict the claims stage gives the case's claim on its results (seed `SEED`)."""
     table, _ = evaluate([case.declared()], SyntheticOutputs(case.results), [SEED])
-    return table["verdict"].iloc[0]
+    return table.loc[table["claim"] == case.claim, "verdict"].iloc[0]
 
 
 def interval(estimate: float, half_width: float) -> Interval:

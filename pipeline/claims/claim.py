@@ -58,7 +58,8 @@ class Claim:
     e.g. "assumed: MRPC's +1.2" or "this project's margin". `headroom`: for a claim about
     removing or pruning heads, the least the model must clear chance by on the ablation rows
     themselves (lower 95% bound of the baseline's margin) for the claim to be testable; a
-    model with less than that has nothing to lose (None: no such check)."""
+    model with less than that has nothing to lose (None: no such check). `reading`: see
+    pipeline/claims/readings.py."""
 
     name: str  # flat metrics prefix: <paper>.<finding>[.<task>...]
     source: Source
@@ -73,3 +74,10 @@ class Claim:
     extension: bool = False
     effect_source: str = ""
     headroom: float | None = None
+    # one reading of a paper sentence that admits several (readings.py): the last part of
+    # `name`; the finding, `name` without it, gets one row of its own judged from its readings
+    reading: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reading and not self.name.endswith(f".{self.reading}"):
+            raise ValueError(f"{self.name}: a reading's name ends in its reading .{self.reading}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 
 import pandas as pd
@@ -27,6 +27,7 @@ from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.analyses.prepare.results import PrepareMetrics
 from pipeline.claims.claim import Claim, Scope
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.readings import READING, finding_of, with_findings
 from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import CONFIDENCE, SENSITIVITY, Z_POWER
@@ -202,13 +203,22 @@ def evaluate(
         row, per_seed = evaluate_claim(claim, measured, gates, dev_rows(out, claim))
         rows.append(row)
         seed_rows += per_seed
-    return table_frames(rows, seed_rows)
+    return table_frames(claims, rows, seed_rows)
 
 
-def table_frames(rows: list[dict], seed_rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return pd.DataFrame(rows, columns=list(COLUMNS)), pd.DataFrame(
-        seed_rows, columns=list(SEED_COLUMNS)
-    )
+def _kind(claim: Claim) -> str:
+    """`reading` for one reading of a finding (readings.py), else `extension` or `paper`."""
+    return READING if claim.reading else "extension" if claim.extension else "paper"
+
+
+def table_frames(
+    claims: Sequence[Claim], rows: list[dict], seed_rows: list[dict]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The claims table from the claims' rows, with a row for each finding read more than
+    one way before its readings' rows (readings.py), and the per-seed table."""
+    kinds = {finding_of(c.name): _kind(replace(c, reading="")) for c in claims if c.reading}
+    table = with_findings(pd.DataFrame(rows, columns=list(COLUMNS)), kinds)
+    return table, pd.DataFrame(seed_rows, columns=list(SEED_COLUMNS))
 
 
 def evaluate_claim(
@@ -279,7 +289,7 @@ def _row(claim: Claim, judged: Judged, testable: dict[int, Judged], dev: float) 
     seeds = seeds_needed(m, effect) if underpowered and math.isinf(needed) else math.nan
     return {
         "claim": claim.name,
-        "kind": "extension" if claim.extension else "paper",
+        "kind": _kind(claim),
         "source": source.cite(),
         "statement": source.statement,
         "paper_number": source.number if source.number is not None else math.nan,
@@ -351,13 +361,13 @@ def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:
     return metrics
 
 
-VERDICT_LETTERS = dict(zip(VERDICTS, "SCIUND", strict=True))  # `findings`: S supported, ...
+VERDICT_LETTERS = dict(zip(VERDICTS, "SCIUNDR", strict=True))  # `findings`: S supported, ...
 
 
 def findings(table: pd.DataFrame, profile: str, tasks: Sequence[str], seeds: Sequence[int]) -> str:
     """The papers' findings counted by verdict, with the profile, tasks and fine-tuning seeds
     they were judged on, in one short line: the claims stage's `findings` metric, a column
-    of `dvc exp show` that fits a terminal (`quick 26S 1C 7I 2U 9N 0D sst2,mrpc,rte,stsb
+    of `dvc exp show` that fits a terminal (`quick 26S 1C 7I 2U 9N 0D 0R sst2,mrpc,rte,stsb
     s42`: a letter per verdict, VERDICT_LETTERS; `s` before the seeds)."""
     counts = table.loc[table["kind"] == "paper", "verdict"].value_counts()
     verdicts = " ".join(f"{counts.get(v, 0)}{letter}" for v, letter in VERDICT_LETTERS.items())
@@ -436,7 +446,7 @@ def summary(table: pd.DataFrame) -> str:
         else " One fine-tuning seed was run: nothing here tells whether a verdict holds for "
         "another seed (the `standard` profile runs three)."
     )
-    extensions = len(table) - len(papers)
+    extensions = int((table["kind"] == "extension").sum())
     return (
         f"{len(papers)} findings of the papers tested on this run: {headline_counts(table)}."
         f"{across} {extensions} further rows test this project's extensions and are not "
@@ -450,6 +460,12 @@ def summary(table: pd.DataFrame) -> str:
         "reads did not learn its task (or has too little room above chance on the ablation "
         "rows for a removal claim), when the statistic is undefined, or when what it needs "
         "is missing (a pattern type the classifier cannot identify, too few arcs of a "
-        "relation, too few heads; the reason says which), and `seed-dependent` when "
-        "one seed's model supports the claim and another's contradicts it."
+        "relation, too few heads; the reason says which), `seed-dependent` when "
+        "one seed's model supports the claim and another's contradicts it, and "
+        "`reading-dependent` when the paper's sentence admits two readings and this run "
+        "supports one and contradicts the other. A finding read two ways counts once: it is "
+        "decided only when its readings agree, `inconclusive` when one is decided and the "
+        "other straddles its threshold; like `seed-dependent`, `reading-dependent` says more "
+        "than `inconclusive` (each reading is decided) and is a finding neither for nor "
+        "against the paper."
     )

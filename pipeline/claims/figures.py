@@ -21,7 +21,7 @@ from pipeline.core.io import Captioned
 
 VERDICT_COLOURS = {"supported": "#4c9a4c", "contradicted": "#c94c4c", "inconclusive": "#8c8c8c",
                    "underpowered": "#d9a12b", "not testable": "#7b7bc4",
-                   "seed-dependent": "#b05fb0"}  # fmt: skip
+                   "seed-dependent": "#b05fb0", "reading-dependent": "#3f8fa8"}  # fmt: skip
 LINEAR_WITHIN = 0.05  # the axis is linear within +-this distance, logarithmic beyond
 PAPERS = (  # (claim prefix, heading), in the table's order
     ("kovaleva.", "Kovaleva et al. 2019"),

@@ -17,10 +17,14 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pipeline.analyses.clark_syntax.claims import no_head_does_syntax_overall
+from pipeline.analyses.clark_syntax.claims import (
+    no_head_does_syntax_overall_absolute,
+    no_head_does_syntax_overall_relative,
+)
 from pipeline.analyses.clark_syntax.results import ALL_RELATIONS
 from pipeline.analyses.table1.claims import TABLE1
 from pipeline.claims.evaluate import PAPERS_EFFECT, headline_counts
+from pipeline.claims.readings import shown_with
 from pipeline.claims.rules import Estimate, settle
 from pipeline.claims.sensitivity import threshold_sensitivity
 from pipeline.core.errors import PipelineError
@@ -119,26 +123,47 @@ _ALL_ROW_SOURCES = {
 
 
 def all_row_thresholds(root: Path) -> str:
-    """Clark's "All" row at thresholds around DOES_WELL: per committed syntax stage, the best
-    all-relations head's accuracy [95% CI] and its verdict at each threshold (the rule's
-    side, `settle` applied), so the fitted threshold's choice shows what it decides."""
-    claim = no_head_does_syntax_overall()
-    key = f"{ALL_RELATIONS}_head_accuracy"
+    """Clark's "All" row, both readings: per committed syntax stage, the best all-relations
+    head's accuracy [95% CI] and the absolute reading's verdict at thresholds around
+    DOES_WELL (the rule's side, `settle` applied), so the fitted threshold's choice shows
+    what it decides; then the relative reading's gain ratio [95% CI] and its verdict
+    ("not kept" where the stage's metrics predate it)."""
+    absolute, relative = (
+        no_head_does_syntax_overall_absolute(),
+        no_head_does_syntax_overall_relative(),
+    )
     header = " | ".join(f"{t:.2f}" for t in ALL_ROW_THRESHOLDS)
     lines = [
-        f"| syntax stage | best head [95% CI] | {header} |",
-        "|---|---|" + "---|" * len(ALL_ROW_THRESHOLDS),
+        f"| syntax stage | best head [95% CI] | {header} | relative gain [95% CI] | verdict |",
+        "|---|---|" + "---|" * len(ALL_ROW_THRESHOLDS) + "---|---|",
     ]
     for name, path in _ALL_ROW_SOURCES.items():
         values = json.loads((root / path).read_text())
-        measured = Estimate(values[key], values[f"{key}_ci_low"], values[f"{key}_ci_high"])
-        rules = [claim.rule.scaled(t / claim.rule.threshold.value) for t in ALL_ROW_THRESHOLDS]
-        verdicts = [settle(rule(measured), measured, rule)[0] for rule in rules]
+        measured = _kept(values, f"{ALL_RELATIONS}_head_accuracy")
+        rule = absolute.rule
+        rules = [rule.scaled(t / rule.threshold.value) for t in ALL_ROW_THRESHOLDS]
+        verdicts = [settle(r(measured), measured, r)[0] for r in rules]
+        gain = _kept(values, f"{ALL_RELATIONS}_relative_gain")
+        ratio = (
+            "not kept | —"
+            if gain is None
+            else (f"{_bracketed(gain)} | {settle(relative.rule(gain), gain, relative.rule)[0]}")
+        )
         lines.append(
-            f"| {name} | {measured.statistic:.3f} [{measured.ci_low:.3f}, "
-            f"{measured.ci_high:.3f}] | " + " | ".join(verdicts) + " |"
+            f"| {name} | {_bracketed(measured)} | " + " | ".join(verdicts) + f" | {ratio} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _kept(values: dict, key: str) -> Estimate | None:
+    """A metrics file's statistic `key` with its interval; None where the file lacks it."""
+    if key not in values:
+        return None
+    return Estimate(values[key], values[f"{key}_ci_low"], values[f"{key}_ci_high"])
+
+
+def _bracketed(measured: Estimate) -> str:
+    return f"{measured.statistic:.3f} [{measured.ci_low:.3f}, {measured.ci_high:.3f}]"
 
 
 REMOVAL_FAMILIES = (
@@ -290,11 +315,13 @@ def results_markdown(table: pd.DataFrame) -> str:
             "",
         ]
     for kind, title in (("paper", "The papers' findings"), ("extension", "Extensions")):
-        rows = table[table["kind"] == kind]
-        counts = rows["verdict"].value_counts()
+        counted = table[table["kind"] == kind]
+        counts = counted["verdict"].value_counts()
         tally = ", ".join(f"{n} {v}" for v, n in counts.items())
+        rows = shown_with(table, kind)
         lines += [
-            f"{title} ({len(rows)}: {tally}):",
+            f"{title} ({len(counted)}: {tally}; a finding read two ways is followed by its "
+            "readings' rows):",
             "",
             "| claim | paper (bert-base) | effect for power | this run [95% CI] | verdict | "
             "at half / double threshold | seeds agreeing |",

@@ -35,7 +35,13 @@ from pipeline.claims.thresholds import Z_CONFIDENCE, Z_POWER, Threshold
 from pipeline.core.stats import Interval
 
 Verdict = Literal[
-    "supported", "contradicted", "inconclusive", "underpowered", "not testable", "seed-dependent"
+    "supported",
+    "contradicted",
+    "inconclusive",
+    "underpowered",
+    "not testable",
+    "seed-dependent",
+    "reading-dependent",
 ]
 VERDICTS: tuple[Verdict, ...] = (
     "supported",
@@ -44,6 +50,7 @@ VERDICTS: tuple[Verdict, ...] = (
     "underpowered",
     "not testable",
     "seed-dependent",  # one seed's model supports the claim and another's contradicts it
+    "reading-dependent",  # one reading of the paper's sentence supported, another contradicted
 )
 
 

@@ -6,8 +6,10 @@ The verdict grid runs every case through what the claims stage runs after measur
 interval over seeds (seeds.across_seeds, with its t quantile), the rule (rules.Beyond, on
 both sides), `settle` (zero-width and unresolved intervals, with their brackets), the power
 check (the detectable effect with Z_POWER, the rows and seeds it would take) and the
-sensitivity columns (evaluate.evaluate_claim). The gate grid asks validity.learned and
-validity.headroom_failure, on in-memory outputs, whether each model passes. Each number
+sensitivity columns (evaluate.evaluate_claim); and how a finding read two ways combines its
+readings' verdicts (readings.combined), for every pair of them. The gate grid asks
+validity.learned and validity.headroom_failure, on in-memory outputs, whether each model
+passes. Each number
 enters the digest to `DIGITS` significant digits, as the fixture's do (measurement_pins):
 changing how seeds are pooled, a quantile, a rule, `settle`, the power check or a gate's
 cut-off moves the digest; moving or renaming code does not.
@@ -23,7 +25,8 @@ from pipeline.analyses.table1.results import Table1Metrics, TaskRow
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.evaluate import evaluate_claim
 from pipeline.claims.outputs import SyntheticOutputs
-from pipeline.claims.rules import Beyond, Estimate
+from pipeline.claims.readings import combined
+from pipeline.claims.rules import VERDICTS, Beyond, Estimate
 from pipeline.claims.thresholds import Threshold
 from pipeline.claims.validity import headroom_failure, learned
 from pipeline.core.results import Family, Results
@@ -105,13 +108,17 @@ def _rounded(value: object) -> str:
 
 
 def verdict_grid() -> dict[str, list[str]]:
-    """Each grid case's row under each side's rule (`ROW_FIELDS`, rounded), by case."""
+    """Each grid case's row under each side's rule (`ROW_FIELDS`, rounded), by case; and a
+    finding's verdict from each pair of its two readings' verdicts (readings.combined)."""
     pinned = {}
     for side in ("above", "below"):
         claim = _claim(side)
         for name, measured in grid_cases().items():
             row, _ = evaluate_claim(claim, measured, dict.fromkeys(measured, ""), DEV_ROWS)
             pinned[f"{side}:{name}"] = [_rounded(row[f]) for f in ROW_FIELDS]
+    for first, second in product(VERDICTS, VERDICTS):
+        verdict, _ = combined({"a": first, "b": second}, {"a": "", "b": ""})
+        pinned[f"readings:{first}|{second}"] = [verdict]
     return pinned
 
 

@@ -16,8 +16,12 @@ first special token, [SEP] every later one (read from word ids, so other models'
 tokens work too).
 
 Each layer's attention to [SEP] (its heads' mean `sep`, averaged over examples) also gets a
-95% interval bootstrapped over the examples (`sep_by_layer`): Clark et al. find over half
-of the attention of the middle layers going to [SEP] (Sec. 3, Fig. 2).
+95% interval bootstrapped over the examples (`by_layer`): Clark et al. find over half
+of the attention of the middle layers going to [SEP] (Sec. 3, Fig. 2). The middle layers of
+a model of any depth stand where layers 6-10 of bert-base's 12 do (`middle_layers`); over
+them, per example, the heads' mean attention to [SEP] and to the sink tokens ([CLS], [SEP]
+and punctuation together: `SINKS`, where Clark et al. find most of the middle layers'
+attention going), each with its interval over examples (`middle_mean`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,17 @@ from pipeline.attention.pieces import piece_text
 from pipeline.core.stats import Interval, bootstrap_interval
 
 TARGETS = ("cls", "sep", "punct", "self", "previous", "next", "sep->sep", "other->sep")
+SINKS = ("cls", "sep", "punct")  # disjoint targets: their sum is the attention to any of them
+PAPER_MIDDLE = (6, 10)  # Clark et al.'s middle layers, counted from 1 ...
+PAPER_DEPTH = 12  # ... of bert-base's 12
+
+
+def middle_layers(depth: int) -> range:
+    """The layers (from 1) of a `depth`-layer model that stand where layers 6-10 of
+    bert-base's 12 do: each end scaled by depth / 12 and rounded, at least layer 1
+    (6 layers: 3-5; 24 layers: 12-20)."""
+    first, last = (max(1, round(n * depth / PAPER_DEPTH)) for n in PAPER_MIDDLE)
+    return range(first, last + 1)
 
 
 def target_masks(
@@ -65,28 +80,52 @@ class TargetAttention:
         self.sums = np.zeros((len(TARGETS), num_layers, num_heads))
         self.examples = np.zeros(len(TARGETS), dtype=np.int64)
         self.sep_layers: list[np.ndarray] = []  # per example with a [SEP]: [L], heads' mean
+        self.sink_layers: list[np.ndarray] = []  # the same examples: [L], to any of SINKS
 
     def add(self, maps: np.ndarray, tokens: Sequence[str], word_ids: Sequence[int]) -> None:
         """One example: maps float [L, H, n, n]."""
         masks = target_masks(tokens, word_ids, self.punctuation)
+        averages = {}
         for t, target in enumerate(TARGETS):
             mask, queries = masks[target]
             if queries == 0:
                 continue  # e.g. sep->sep in a model without [SEP]
-            average = (maps * mask).sum((-2, -1)) / queries  # [L, H]
-            self.sums[t] += average
+            averages[target] = (maps * mask).sum((-2, -1)) / queries  # [L, H]
+            self.sums[t] += averages[target]
             self.examples[t] += 1
-            if target == "sep" and mask.any():
-                self.sep_layers.append(average.mean(-1))
+        if masks["sep"][0].any():
+            self.sep_layers.append(averages["sep"].mean(-1))
+            self.sink_layers.append(sum(averages[target] for target in SINKS).mean(-1))
 
-    def sep_by_layer(self, resamples: int, seed: int) -> list[Interval]:
-        """Each layer's attention to [SEP] (its heads' mean, averaged over the examples that
-        have a [SEP]) with its 95% interval bootstrapped over those examples; one Interval per
-        layer, first layer first. Needs two or more such examples."""
-        per_example = np.stack(self.sep_layers)  # [E, L]
+    def _rows(self, target: str) -> np.ndarray:
+        """Per example that has a [SEP], each layer's heads' mean attention to `target`
+        (`sep`, or `sink`: any of SINKS): [E, L]."""
+        return np.stack({"sep": self.sep_layers, "sink": self.sink_layers}[target])
+
+    def by_layer(self, target: str, resamples: int, seed: int) -> list[Interval]:
+        """Each layer's attention to `target` (`sep`, or `sink`: any of SINKS; its heads'
+        mean, averaged over the examples that have a [SEP]) with its 95% interval
+        bootstrapped over those examples; one Interval per layer, first layer first. Needs
+        two or more such examples."""
+        per_example = self._rows(target)  # [E, L]
         return bootstrap_interval(
             lambda rows: rows.mean(axis=-2),  # [..., E, L] -> [..., L]
             per_example,
+            n_resamples=resamples,
+            seed=seed,
+            vectorized=True,
+        )
+
+    def middle_mean(self, target: str, resamples: int, seed: int) -> Interval:
+        """The middle layers' (`middle_layers`) attention to `target` (`sep`, or `sink`: any
+        of SINKS): per example that has a [SEP], the mean over those layers of their heads'
+        mean, averaged over the examples, with its 95% interval bootstrapped over them. Needs
+        two or more such examples."""
+        per_example = self._rows(target)  # [E, L]
+        middle = [n - 1 for n in middle_layers(per_example.shape[1])]  # 0-based
+        return bootstrap_interval(
+            lambda means: means.mean(axis=-1),  # [..., E] -> [...]
+            per_example[:, middle].mean(axis=1),  # [E]
             n_resamples=resamples,
             seed=seed,
             vectorized=True,

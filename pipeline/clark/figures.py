@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from pipeline.clark.attend import TARGETS
+from pipeline.clark.attend import TARGETS, middle_layers
 from pipeline.clark.clustering import BEHAVIOURS
 from pipeline.clark.relations import ALL
 from pipeline.core.head_names import head_name, layer_name, numbered_from_one
@@ -73,19 +73,22 @@ def targets_per_layer(table: pd.DataFrame) -> plt.Figure:
     return figure
 
 
-def sep_by_layer(layers: list[Interval]) -> plt.Figure:
-    """Each layer's attention to [SEP] with its interval (Clark et al. Fig. 2's [SEP] panel),
-    against one half."""
+def sep_by_layer(sep: list[Interval], sink: list[Interval]) -> plt.Figure:
+    """Each layer's attention to [SEP], and to any sink token, with their intervals (Clark et
+    al. Fig. 2's [SEP] panel), against one half; the middle layers shaded."""
     figure, ax = plt.subplots(figsize=(6, 3.5))
-    numbers = np.arange(1, len(layers) + 1)
-    estimate = np.array([i.estimate for i in layers])
-    errors = np.array([[i.estimate - i.low for i in layers], [i.high - i.estimate for i in layers]])
-    ax.errorbar(numbers, estimate, yerr=errors, fmt="o-", capsize=3, label="layer mean, 95% CI")
+    numbers = np.arange(1, len(sep) + 1)
+    middle = middle_layers(len(sep))
+    ax.axvspan(middle[0] - 0.4, middle[-1] + 0.4, color="0.9", label="middle layers")
+    for layers, label in ((sep, "[SEP]"), (sink, "any sink token")):
+        estimate = np.array([i.estimate for i in layers])
+        errors = [[i.estimate - i.low for i in layers], [i.high - i.estimate for i in layers]]
+        ax.errorbar(numbers, estimate, yerr=errors, fmt="o-", capsize=3, label=f"{label}, 95% CI")
     ax.axhline(0.5, color="C3", ls="--", label="one half")
     ax.set_xticks(numbers, [layer_name(n - 1) for n in numbers])
     ax.set_ylim(0, 1)
     ax.set_xlabel("layer")
-    ax.set_ylabel("avg. attention to [SEP]")
+    ax.set_ylabel("avg. attention")
     ax.legend(loc="upper left", fontsize=8)
     figure.tight_layout()
     return figure

@@ -4,8 +4,10 @@ One pass over the stored maps feeds three running sums: each head's attention to
 target (`attend`), its entropy (`entropy`) and the Jensen-Shannon distances between heads
 (`clustering`), and each example's same- and different-layer distance means. From them
 come the tables the stage writes, the MDS embedding with the heads' behaviour labels, and
-the headline numbers, among them `same_layer_margin` and each layer's attention to [SEP]
-(`sep_attention.L<n>`, layers from 1), each with its interval over examples.
+the headline numbers, among them `same_layer_margin`, each layer's attention to [SEP]
+(`sep_attention.L<n>`, layers from 1) and the middle layers' attention to [SEP] and to the
+sink tokens (`sep_middle`, `sink_middle`: pipeline.clark.attend), each with its interval
+over examples.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class HeadsReport:
     metrics: dict[str, float | int]
     examples: int  # examples read from the store
     sep_layers: list[Interval]  # each layer's attention to [SEP], first layer first (or none)
+    sink_layers: list[Interval]  # ... and to any sink token ([CLS], [SEP], punctuation)
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -123,11 +126,15 @@ def analyse_heads(
             np.stack(pair_means), np.asarray(lengths), settings.bootstrap_resamples, seed
         )
         metrics |= margin.as_dict("same_layer_margin")
-    sep_layers = []
+    sep_layers, sink_layers = [], []
     if len(targets.sep_layers) > 1:
-        sep_layers = targets.sep_by_layer(settings.bootstrap_resamples, seed)
+        resamples = settings.bootstrap_resamples
+        sep_layers = targets.by_layer("sep", resamples, seed)
+        sink_layers = targets.by_layer("sink", resamples, seed)
         for layer, interval in enumerate(sep_layers):  # 0-based: named L1, L2, ...
             metrics |= interval.as_dict(f"sep_attention.{layer_name(layer)}")
+        for target in ("sep", "sink"):
+            metrics |= targets.middle_mean(target, resamples, seed).as_dict(f"{target}_middle")
     log.info("clark_heads %s: %s", task, metrics)
     return HeadsReport(
         targets=target_table,
@@ -137,6 +144,7 @@ def analyse_heads(
         metrics=metrics,
         examples=len(examples),
         sep_layers=sep_layers,
+        sink_layers=sink_layers,
     )
 
 
@@ -168,10 +176,11 @@ def heads_figures(
     }
     if report.sep_layers:
         drawn["sep_by_layer"] = Captioned(
-            figures.sep_by_layer(report.sep_layers),
-            f"Each layer's attention to [SEP] (its heads' mean) with 95% intervals over the "
-            f"examples, against one half: Clark et al. find over half in the middle layers "
-            f"(6-10 of 12) ({where}).",
+            figures.sep_by_layer(report.sep_layers, report.sink_layers),
+            f"Each layer's attention to [SEP], and to any sink token ([CLS], [SEP], "
+            f"{' '.join(settings.punctuation)}), its heads' mean with 95% intervals over the "
+            f"examples, against one half: Clark et al. find over half going to [SEP] in the "
+            f"middle layers (6-10 of 12; shaded: this model's) ({where}).",
             setup | {"bootstrap_resamples": settings.bootstrap_resamples},
         )
     return drawn

@@ -26,6 +26,7 @@ import pandas as pd
 from PIL import Image
 
 from pipeline.analyses.catalog import sections
+from pipeline.claims.readings import shown_with
 from pipeline.claims.sensitivity import threshold_sensitivity
 from pipeline.report.across import Column, columns, notice
 from pipeline.report.verdicts import headline, verdict_chart
@@ -149,7 +150,7 @@ def _claims_html(path: Path) -> str:
     header = "".join(f"<th>{h}</th>" for h in columns)
     tables = []
     for kind, title in (("paper", "The papers' findings"), ("extension", "Extensions")):
-        rows = [_claim_row(c) for c in claims[claims["kind"] == kind].itertuples()]
+        rows = [_claim_row(c) for c in shown_with(claims, kind).itertuples()]
         if rows:
             tables.append(
                 f'<h3>{html.escape(title)}</h3><table class="claims"><tr>{header}</tr>'
@@ -158,8 +159,9 @@ def _claims_html(path: Path) -> str:
     note = (
         '<p class="meta">The papers measured bert-base; this run measures its own model, so '
         "the papers' numbers stand beside this run's, not as targets. Extensions are this "
-        "project's tests built on a paper's statement and are not counted among its findings."
-        "</p>"
+        "project's tests built on a paper's statement and are not counted among its findings. "
+        "A finding whose sentence admits two readings is followed by a row per reading; only "
+        "the finding counts, decided where its readings agree.</p>"
     )
     return _registry_html(claims) + note + "".join(tables)
 
@@ -297,7 +299,7 @@ td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.8em}
 .claims td{text-align:left;vertical-align:top}.supported{background:#dcefdc}
 .contradicted{background:#f6d5d5}.inconclusive{background:#f2f2f2}.underpowered{background:#fbeecf}
-.not-testable{background:#e3e3f2}.seed-dependent{background:#f0dcf0}
+.not-testable{background:#e3e3f2}.seed-dependent{background:#f0dcf0}.reading-dependent{background:#d8eef4}
 .registry{font-size:.9em}
 .notice{background:#fff4d6;padding:.6em 1em;border-left:3px solid #d9a400}
 .headline{font-size:1.15em}svg.verdicts{max-width:100%;height:auto;font-size:12px}

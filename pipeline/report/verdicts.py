@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from pipeline.claims.figures import PAPERS, VERDICT_COLOURS
+from pipeline.claims.readings import READING
 from pipeline.claims.rules import VERDICTS
 
 LABEL_WIDTH = 210  # px of the group names left of the bars
@@ -25,7 +26,9 @@ TICK_STEP = 5  # claims between two ticks
 
 def verdict_counts(claims: pd.DataFrame) -> pd.DataFrame:
     """Claims counted per group (a paper, or the extensions) and verdict: one row per group
-    in the forest plot's order, one column per verdict in VERDICTS' order."""
+    in the forest plot's order, one column per verdict in VERDICTS' order. A finding read
+    two ways counts once (its readings' rows, kind `reading`, are left out)."""
+    claims = claims[claims["kind"] != READING]
     group = [next((h for p, h in PAPERS if c.startswith(p)), "other") for c in claims["claim"]]
     counts = pd.crosstab(pd.Series(group, name="group"), claims["verdict"].to_numpy())
     order = [h for _, h in PAPERS if h in counts.index] + (

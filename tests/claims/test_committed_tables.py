@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pipeline.claims.readings import READING, finding_of
 from pipeline.claims.registry import registered_claims
+from pipeline.core.config import group_options
 from tests.support.paths import REPO
 
 TABLES = (
@@ -38,7 +40,8 @@ def test_no_estimate_lies_outside_its_interval(path):
 def test_every_printed_number_clears_the_rule_the_table_applied(folder):
     units = {c.name: c.source.unit for c in registered_claims() if c.source.number is not None}
     table = pd.read_csv(REPO / folder / "claims.csv")
-    papers = table[(table["kind"] == "paper") & table["paper_number"].notna()]
+    # a finding's readings carry its printed number, each on its own statistic
+    papers = table[table["kind"].isin(("paper", "reading")) & table["paper_number"].notna()]
     short = []
     for r in papers.itertuples():
         distance = r.paper_number - r.threshold
@@ -46,3 +49,25 @@ def test_every_printed_number_clears_the_rule_the_table_applied(folder):
         if round(distance / units[r.claim], 6) < 1:
             short.append(f"{r.claim}: {r.paper_number:g} against {r.threshold:g} ({r.side})")
     assert not short, f"{folder}: paper numbers that do not clear their rule: {short}"
+
+
+@pytest.mark.parametrize("folder", TABLES, ids=str)
+def test_a_finding_on_the_pre_trained_model_is_one_row_per_table(folder):
+    """A claim that reads no fine-tuned model (its `seeds` empty) measures the one
+    pre-trained model: its inputs are pooled over the tasks, never one row per task."""
+    table = pd.read_csv(REPO / folder / "claims.csv")
+    tasks = set(group_options("task"))
+    pretrained = table.loc[table["seeds"].isna(), "claim"]
+    per_task = [c for c in pretrained if c.rpartition(".")[2] in tasks]
+    assert not per_task, f"{folder}: pre-trained findings split by task: {per_task}"
+    for family in ("clark.sep_in_middle_layers", "extension.same_layer_heads_alike"):
+        assert (table["claim"] == family).sum() == 1, f"{folder}: {family}"
+
+
+@pytest.mark.parametrize("folder", TABLES, ids=str)
+def test_clarks_all_row_is_read_at_least_two_ways(folder):
+    table = pd.read_csv(REPO / folder / "claims.csv")
+    finding = "clark.no_head_does_syntax_overall"
+    readings = table[(table["kind"] == READING) & (table["claim"].map(finding_of) == finding)]
+    assert len(readings) >= 2, f"{folder}: {list(readings['claim'])}"
+    assert (table["claim"] == finding).sum() == 1

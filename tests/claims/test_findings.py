@@ -18,7 +18,7 @@ def test_findings_count_the_papers_claims_only_with_their_tasks_and_seeds() -> N
         }
     )
     assert findings(table, "quick", ["sst2", "rte"], [42]) == (
-        "quick 2S 1C 0I 0U 1N 0D sst2,rte s42"
+        "quick 2S 1C 0I 0U 1N 0D 0R sst2,rte s42"
     )
     assert findings(table, "standard", ["mrpc"], [42, 43, 44]).endswith(" mrpc s42,43,44")
     assert list(VERDICT_LETTERS) == list(VERDICTS)  # one letter per verdict, in order

@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 from scipy.stats import t as student_t
 
-from pipeline.claims import evaluate, measurement_pins, registry, rules, seeds, validity
+from pipeline.claims import (
+    evaluate,
+    measurement_pins,
+    registry,
+    rules,
+    seeds,
+    validity,
+    verdict_pins,
+)
 from pipeline.claims.measurement_pins import estimate_pin, settings
 from pipeline.claims.registry import registered_claims, registry_digest
 from pipeline.claims.rules import Estimate
@@ -185,3 +193,17 @@ def test_every_input_a_rule_reads_is_pinned():
     ]
     assert all(estimate_pin(m) != pin for m in moved)
     assert estimate_pin(dataclasses.replace(measured, note="reworded")) == pin
+
+
+def test_how_readings_combine_moves_the_digest(monkeypatch, fixture_claims, committed):
+    """A finding that one reading leaves untested decided from the other alone."""
+    from pipeline.claims import readings
+
+    combined = readings.combined
+
+    def lenient(verdicts, reasons):
+        tested = {n: v for n, v in verdicts.items() if v != "not testable"} or verdicts
+        return combined(tested, reasons)
+
+    monkeypatch.setattr(verdict_pins, "combined", lenient)
+    assert registry_digest(fixture_claims) != committed

@@ -85,8 +85,13 @@ def test_analyse_heads_returns_0_based_tables_and_1_based_metrics(tmp_path):
     # the [CLS] head never: 1/12; layer 2 attends to [CLS] alone
     assert sep["sep_attention.L1"] == pytest.approx(1 / 12)
     assert sep["sep_attention.L2"] == sep["sep_attention.L2_ci_high"] == 0.0
+    # two layers are both middle ones: their mean, 1/24 to [SEP]; to any sink, layer 1's
+    # [CLS] head 1 and its other head's 1/6 to [SEP] or "." (a sink each), layer 2 all [CLS]
+    middle = {k: v for k, v in report.metrics.items() if k.split("_ci")[0].endswith("_middle")}
+    assert middle["sep_middle"] == pytest.approx(1 / 24)
+    assert middle["sep_middle"] < middle["sink_middle"] <= 1.0
     assert report.metrics == (
-        headline(report.targets, report.entropy) | {"examples": 2} | margin | sep
+        headline(report.targets, report.entropy) | {"examples": 2} | margin | sep | middle
     )
     # same-layer pairs: L1-H1/L1-H2 apart, L2-H1/L2-H2 alike; across layers, half the pairs
     # are apart (L1-H2 with both of layer 2): both means are half the gap, the margin 0

@@ -49,7 +49,26 @@ def test_each_layers_attention_to_sep_is_averaged_over_examples_with_an_interval
     )
     # an input without a [SEP] (every word id set) adds nothing to the [SEP] averages
     targets.add(np.zeros((2, 2, n, n)), TOKENS, [0] * n)
-    layer_one, layer_two = targets.sep_by_layer(resamples=200, seed=0)
+    layer_one, layer_two = targets.by_layer("sep", resamples=200, seed=0)
     assert layer_one.estimate == pytest.approx(0.75)  # (1 + 0.5) / 2
     assert 0.5 <= layer_one.low < 0.75 < layer_one.high <= 1.0
     assert (layer_two.estimate, layer_two.low, layer_two.high) == (0.0, 0.0, 0.0)
+
+
+def test_the_middle_layers_mean_reads_layers_three_to_five_of_six_and_sinks_add_up():
+    n = len(TOKENS)  # [CLS] a . [SEP] b [SEP]
+    to_sep, to_cls, to_a = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    to_sep[:, [3, 5]] = 0.5
+    to_cls[:, 0] = 1.0
+    to_a[:, 1] = 1.0  # a plain word: no sink
+    # six layers of one head: layers 1, 2 and 6 to [SEP]; 3 to [CLS]; 4 to a word; 5 to [SEP]
+    maps = np.stack([to_sep, to_sep, to_cls, to_a, to_sep, to_sep])[:, None]  # [6, 1, n, n]
+    targets = TargetAttention(6, 1, [".", ","])
+    targets.add(maps, TOKENS, WORD_IDS)
+    targets.add(maps, TOKENS, WORD_IDS)
+    sep = targets.middle_mean("sep", resamples=50, seed=0)
+    sink = targets.middle_mean("sink", resamples=50, seed=0)
+    assert sep.estimate == pytest.approx(1 / 3)  # layers 3-5: 0, 0, 1
+    assert sink.estimate == pytest.approx(2 / 3)  # [CLS] counts as a sink, the word does not
+    sink_layers = targets.by_layer("sink", resamples=50, seed=0)
+    assert [i.estimate for i in sink_layers] == pytest.approx([1, 1, 1, 0, 1, 1])

@@ -5,6 +5,7 @@ and the same-layer margin of the head clustering."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -151,3 +152,22 @@ def test_same_layer_margin_is_positive_for_layers_of_alike_heads_and_near_0_for_
     assert alike.low > 0.1
     assert random.low < 0 < random.high
     assert abs(random.estimate) < alike.estimate / 20
+
+
+def test_the_relative_gain_divides_alls_gain_by_the_specialised_relations_median(monkeypatch):
+    from pipeline.clark import syntax
+
+    # per row: 10 arcs in each of 4 sentences; gains (head - offset hits) / arcs:
+    # all 0.1; det 0.5, amod 0.2, nsubj 0.3 (Table 1's: median 0.3, mean 0.33); acl 0.9 (not
+    # Table 1's: left out)
+    table = pd.DataFrame({"relation": [ALL, "det", "amod", "nsubj", "acl"]})
+    gains = np.array([1, 5, 2, 3, 9])  # per sentence, of 10 arcs
+    arcs = np.full((4, 5), 10)
+    heads = np.tile(gains + 1, (4, 1))
+    offsets = np.ones((4, 5), int)
+    monkeypatch.setattr(syntax, "hits_per_sentence", lambda t, report: (arcs, heads, offsets))
+    found = syntax.relative_gain(table, None, resamples=50, seed=0)
+    assert found["all_relations_relative_gain"] == pytest.approx(0.1 / 0.3)
+    assert found["relative_gain_relations"] == 3
+    few = table[table["relation"].isin([ALL, "det", "acl"])]
+    assert syntax.relative_gain(few, None, resamples=50, seed=0) == {}  # under three

@@ -1,10 +1,10 @@
-"""The clark_heads analysis's claims: where "layers 6-10 of 12" stand in another model."""
+"""Where "layers 6-10 of 12" stand in a model of another depth (pipeline.clark.attend)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline.analyses.clark_heads.claims import middle_layers
+from pipeline.clark.attend import middle_layers
 
 
 @pytest.mark.parametrize(

@@ -232,7 +232,8 @@ def test_the_verdict_chart_counts_each_paper_and_the_extensions_apart():
     assert counts.loc["Kovaleva et al. 2019"].sum() == 2
     assert headline(claims) == (
         "4 findings of the papers tested on this run: 3 supported, 0 contradicted, "
-        "0 inconclusive, 0 underpowered, 1 not testable, 0 seed-dependent. "
+        "0 inconclusive, 0 underpowered, 1 not testable, 0 seed-dependent, "
+        "0 reading-dependent. "
         "1 further claims test this project's extensions."
     )
     chart = verdict_chart(claims)

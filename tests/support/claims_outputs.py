@@ -73,7 +73,7 @@ def build_outputs(
         _write(
             root,
             f"metrics/clark_heads/{task}/{folder}.json",
-            _interval("same_layer_margin", 0.05, 0.02, 0.08),
+            {"examples": 64} | _interval("same_layer_margin", 0.05, 0.02, 0.08),
         )
         _write(
             root,

@@ -1,6 +1,6 @@
 """What the clark_heads stage writes that others read: per task and fine-tuning seed, how
-much more alike heads of one layer attend, and each layer's attention to [SEP]
-(metrics/clark_heads/<task>/seed<N>.json)."""
+much more alike heads of one layer attend, each layer's attention to [SEP], and the middle
+layers' attention to [SEP] and to any sink token (metrics/clark_heads/<task>/seed<N>.json)."""
 
 from __future__ import annotations
 
@@ -29,3 +29,8 @@ class ClarkHeadsMetrics(Metrics):
     same_layer_margin: Interval
     # layer (from 1) -> attention to [SEP]; empty for a run written before the stage kept it
     sep_attention: Family = field(metadata=family(_sep_layers, "layer"))
+    examples: int  # the dev examples read
+    # the middle layers' (pipeline.clark.attend.middle_layers) attention to [SEP], and to any
+    # of [CLS], [SEP] and punctuation; None for a run written before the stage kept them
+    sep_middle: Interval | None = None
+    sink_middle: Interval | None = None

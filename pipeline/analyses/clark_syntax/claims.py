@@ -6,14 +6,14 @@ English EWT with this run's model)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.claims.cases import Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
-from pipeline.claims.thresholds import DIRECTION, DOES_WELL
+from pipeline.claims.thresholds import DIRECTION, DOES_WELL, Threshold
+from pipeline.clark.published import ALL, NOT_SPECIALISED, SPECIALISED, relative_gain_printed
 from pipeline.core.results import Family
 
 PAPER = "Clark et al. 2019"
@@ -25,43 +25,6 @@ SETTINGS = {
     "extension.head_beats_offset": SYNTAX,
     "clark.probe_beats_right_branching": SYNTAX,
 }
-
-
-@dataclass(frozen=True)
-class Table1Row:
-    """One relation of Clark et al.'s Table 1 (Stanford Dependencies on WSJ) and the relation
-    the syntax stage scores for it on UD: a UD relation, subtype kept, or `prep`/`pobj`,
-    which the stage rebuilds from UD's `case` (docs/stages/clark.md has the mapping)."""
-
-    scored: str  # the relation's name in the syntax stage's metrics
-    head: float  # the best head's accuracy, as printed (%)
-    offset: float  # the best fixed offset's accuracy, as printed (%)
-
-    @property
-    def gap(self) -> float:
-        return (self.head - self.offset) / 100
-
-
-# Every relation Table 1 lists, by its Stanford name. `nn` is listed but not called
-# specialised (70.4 against 70.2), so it is no claim (its UD relation is an extension row).
-TABLE1 = {
-    "prep": Table1Row("prep", 66.7, 61.8),
-    "pobj": Table1Row("pobj", 76.3, 34.6),
-    "det": Table1Row("det", 94.3, 51.7),
-    "nsubj": Table1Row("nsubj", 58.5, 45.5),
-    "amod": Table1Row("amod", 75.6, 68.3),
-    "dobj": Table1Row("obj", 86.8, 40.0),
-    "advmod": Table1Row("advmod", 48.8, 40.2),
-    "aux": Table1Row("aux", 81.1, 71.5),
-    "poss": Table1Row("nmod:poss", 80.5, 47.7),
-    "auxpass": Table1Row("aux:pass", 82.5, 40.5),
-    "ccomp": Table1Row("ccomp", 48.8, 12.4),
-    "mark": Table1Row("mark", 50.7, 14.5),
-    "prt": Table1Row("compound:prt", 99.1, 91.4),
-}
-NOT_SPECIALISED = {"nn": Table1Row("compound", 70.4, 70.2)}
-ALL_HEAD = 34.5  # Table 1's "All" row: the best single head's accuracy (%)
-ALL_OFFSET = 26.3  # ... and the best fixed offset's (+1)
 
 
 def head_minus_offset(relation: str) -> Callable[[StageOutputs, int], Estimate]:
@@ -80,7 +43,7 @@ def head_minus_offset(relation: str) -> Callable[[StageOutputs, int], Estimate]:
 
 
 def head_beats_offset(stanford: str) -> Claim:
-    row = TABLE1[stanford]
+    row = SPECIALISED[stanford]
     named = "" if row.scored == stanford else f", UD `{row.scored}`"
     return Claim(
         name=f"clark.head_beats_offset.{stanford}",
@@ -105,27 +68,78 @@ def head_beats_offset(stanford: str) -> Claim:
     )
 
 
-def no_head_does_syntax_overall() -> Claim:
+OVERALL = "clark.no_head_does_syntax_overall"
+OVERALL_STATEMENT = (
+    "no single head does well at syntax overall: the best head for all relations finds "
+    f"{ALL.head:g}% of head words, 'not much better' than the best offset's {ALL.offset:g}%, "
+    "while the heads that specialise find 76-94% of theirs (dobj, det, pobj, poss)"
+)
+NOT_MUCH_BETTER = Threshold(
+    0.5,
+    "'not much better than' the offset, read as: under half the gain over its offset that "
+    "the median specialised relation's head makes (Table 1 on bert-base: 0.25)",
+    from_paper=False,
+)
+
+
+def no_head_does_syntax_overall_absolute() -> Claim:
     """Read absolutely (thresholds.DOES_WELL): the best single head for all relations finds
     under half of the head words. The paper's margin over the offset (+8.2) is an estimate,
     not a bound, and the paper calls heads with smaller margins specialised (prep, +4.9)."""
     return Claim(
-        name="clark.no_head_does_syntax_overall",
+        name=f"{OVERALL}.absolute",
         source=Source(
             PAPER,
             "Sec. 4.2, Table 1",
-            "no single head does well at syntax overall: the best head for all relations "
-            "finds 34.5% of head words (the best offset 26.3%), while the heads that "
-            "specialise find 76-94% of theirs (dobj, det, pobj, poss)",
-            number=ALL_HEAD / 100,
-            number_note=f"best 'All' head {ALL_HEAD:g}% (WSJ); best offset {ALL_OFFSET:g}%",
+            OVERALL_STATEMENT,
+            number=ALL.head / 100,
+            number_note=f"best 'All' head {ALL.head:g}% (WSJ); best offset {ALL.offset:g}%",
             unit=0.001,
         ),
-        finding="the best single head for all relations finds under half of the head words "
-        "(every UD arc)",
+        finding="absolute reading: the best single head for all relations finds under half "
+        "of the head words (every UD arc)",
         statistic="the best head's accuracy over all relations (head chosen on other sentences)",
         rule=Beyond(DOES_WELL, side="below", bound=1.0),
         measure=lambda out, seed: Estimate.of(out.read(UdMetrics).all_relations_head_accuracy),
+        reading="absolute",
+    )
+
+
+def relative_gain(out: StageOutputs, seed: int) -> Estimate:
+    found = out.read(UdMetrics).all_relations_relative_gain
+    if found is None:
+        return undefined(
+            "the clark_syntax results hold no relative gain of the best head for all "
+            "relations; re-run `dvc repro clark_syntax` with the current code"
+        )
+    return Estimate.of(found)
+
+
+def no_head_does_syntax_overall_relative() -> Claim:
+    """Read comparatively, as the paper's sentence is: the best head for all relations gains
+    little over its offset next to what specialised heads gain over theirs. Table 1 itself
+    gives 8.2 / 32.8 = 0.25 (the median over the 13 relations it calls specialised; `nn`
+    left out, as it is from the claims), so the reading does not contradict its source."""
+    printed = relative_gain_printed()
+    return Claim(
+        name=f"{OVERALL}.relative",
+        source=Source(
+            PAPER,
+            "Sec. 4.2, Table 1",
+            OVERALL_STATEMENT,
+            number=round(printed, 2),
+            number_note=f"computed from Table 1: ({ALL.head:g} - {ALL.offset:g}) / the median "
+            f"of the 13 specialised relations' head - offset gaps ({printed:.2f})",
+            unit=0.01,
+        ),
+        finding="relative reading: the best single head for all relations gains under half as "
+        "much over its offset as the median specialised relation's head (Table 1's 13 "
+        "relations, as UD scores them) gains over its own",
+        statistic="(best All head - best All offset) / median over Table 1's specialised "
+        "relations of (best head - best offset); interval over dev sentences",
+        rule=Beyond(NOT_MUCH_BETTER, side="below"),
+        measure=relative_gain,
+        reading="relative",
     )
 
 
@@ -180,26 +194,47 @@ def probe_beats_right_branching() -> Claim:
 def claims(scope: Scope) -> list[Claim]:
     """Clark's findings, then one extension row per relation of `scope.relations` (UD
     relations, e.g. those a run's syntax stage scored) that Table 1 does not claim."""
-    claimed = {row.scored for row in TABLE1.values()}
-    found = [no_head_does_syntax_overall(), *(head_beats_offset(r) for r in TABLE1)]
+    claimed = {row.scored for row in SPECIALISED.values()}
+    found = [no_head_does_syntax_overall_absolute(), no_head_does_syntax_overall_relative()]
+    found += [head_beats_offset(r) for r in SPECIALISED]
     found += [probe_beats_right_branching()]
     found += [relation_extension(r) for r in scope.relations if r not in claimed]
     return found
 
 
-def _ud(overall: float = 0.4, probe: float = 0.2, **relations: float) -> dict:
+def _ud(
+    overall: float = 0.4, probe: float = 0.2, relative: float | None = 0.25, **relations: float
+) -> dict:
     """The syntax stage's UD results: the best head over all relations at `overall` +-0.05,
-    the probe `probe` +-0.05 above right branching, and each relation's head - offset
+    its relative gain `relative` +-0.1 (None: a run written before the stage kept it), the
+    probe `probe` +-0.05 above right branching, and each relation's head - offset
     difference +-0.1."""
     scored = Family({r: interval(gap, 0.1) for r, gap in relations.items()})
-    return {(UdMetrics,): UdMetrics(scored, interval(overall, 0.05), interval(probe, 0.05))}
+    gain = None if relative is None else interval(relative, 0.1)
+    metrics = UdMetrics(scored, interval(overall, 0.05), interval(probe, 0.05), gain)
+    return {(UdMetrics,): metrics}
 
 
 def cases() -> list[Case]:
-    overall, punct = "clark.no_head_does_syntax_overall", Scope(("sst2",), ("punct",))
+    absolute, relative = f"{OVERALL}.absolute", f"{OVERALL}.relative"
+    punct = Scope(("sst2",), ("punct",))
     return [
-        Case(overall, "supported", _ud(overall=0.4), "the best head finds 0.4 [0.35, 0.45] < half"),
-        Case(overall, "contradicted", _ud(overall=0.7), "the best head finds 0.7 [0.65, 0.75]"),
+        Case(absolute, "supported", _ud(overall=0.4), "the best head finds 0.4 [0.35, 0.45]"),
+        Case(absolute, "contradicted", _ud(overall=0.7), "the best head finds 0.7 [0.65, 0.75]"),
+        Case(
+            relative,
+            "supported",
+            _ud(overall=0.7, relative=0.25),
+            "gains a quarter of the median specialised gain [0.15, 0.35], though it finds 0.7 "
+            "of the head words: the relative reading reads the gain, not the accuracy",
+        ),
+        Case(
+            relative,
+            "contradicted",
+            _ud(overall=0.4, relative=0.8),
+            "gains 0.8 [0.7, 0.9] of the median specialised gain, though it finds under half",
+        ),
+        Case(relative, "not testable", _ud(relative=None), "a run from before the stage kept it"),
         Case(
             "clark.head_beats_offset.nsubj",
             "supported",
