@@ -56,6 +56,21 @@ def _refusal(override: str) -> str:
             "set finetune.warmup_ratio to a value at least 0 and at most 1",
         ),
         (
+            "clark_syntax.probe.epochs=0",
+            "clark_syntax.probe.epochs=0: must be at least 1; "
+            "set clark_syntax.probe.epochs=1 or more",
+        ),
+        (
+            "clark_coref.report_examples=0",
+            "clark_coref.report_examples=0: must be at least 1; "
+            "set clark_coref.report_examples=1 or more",
+        ),
+        (
+            "clark_heads.num_examples=0",
+            "clark_heads.num_examples=0: must be at least 1; "
+            "set clark_heads.num_examples=1 or more",
+        ),
+        (
             "shared.max_length=1",
             "shared.max_length=1: must be at least 2; set shared.max_length=2 or more",
         ),

@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
 # ruff: noqa: UP045
@@ -16,9 +17,9 @@ from pipeline.analyses.groups import Settings
 @dataclass
 class ClarkCorefConfig:
     dir: Optional[str] = MISSING
-    select_examples: Optional[int] = MISSING
-    report_examples: Optional[int] = MISSING
-    max_length: int = MISSING
+    select_examples: Optional[int] = bounded(least=1)
+    report_examples: Optional[int] = bounded(least=1)
+    max_length: int = bounded(least=2)
     batch_size: int = MISSING
     bootstrap_resamples: int = MISSING
 

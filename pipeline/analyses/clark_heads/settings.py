@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import Measure, Variant
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
@@ -24,7 +25,7 @@ class Behaviour:
 class ClarkHeadsConfig:
     variant: Variant = MISSING
     measure: Measure = MISSING
-    num_examples: Optional[int] = MISSING
+    num_examples: Optional[int] = bounded(least=1)
     punctuation: list[str] = MISSING
     behaviour: Behaviour = field(default_factory=Behaviour)
     bootstrap_resamples: int = MISSING

@@ -8,6 +8,7 @@ from typing import Optional
 from omegaconf import MISSING
 
 from pipeline.analyses.groups import Settings
+from pipeline.core.bounds import bounded
 from pipeline.core.schema import Measure
 
 # Optional[...] rather than `X | None`: OmegaConf reads typing.Optional, not PEP 604 unions.
@@ -17,20 +18,20 @@ from pipeline.core.schema import Measure
 @dataclass
 class TreebankConfig:
     dir: Optional[str] = MISSING
-    train_sentences: Optional[int] = MISSING
-    dev_sentences: Optional[int] = MISSING
+    train_sentences: Optional[int] = bounded(least=1)
+    dev_sentences: Optional[int] = bounded(least=1)
     measure: Measure = MISSING
-    max_length: int = MISSING
+    max_length: int = bounded(least=2)
     batch_size: int = MISSING
-    max_offset: int = MISSING
-    min_count: int = MISSING
+    max_offset: int = bounded(least=1)
+    min_count: int = bounded(least=1)
 
 
 @dataclass
 class ProbeConfig:
-    epochs: int = MISSING
+    epochs: int = bounded(least=1)
     batch_size: int = MISSING
-    learning_rate: float = MISSING
+    learning_rate: float = bounded(above=0)
     word_vectors: Optional[str] = MISSING
 
 
