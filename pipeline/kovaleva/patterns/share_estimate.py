@@ -1,0 +1,212 @@
+"""The pattern types' shares per (task, variant) from a round drawn to measure them
+(design.py): the classifier's calls, corrected by maps labelled by eye.
+
+Notation. A cell c is a (task, variant) of the run being estimated; h runs over the frozen
+stratifier's calls and k over the five types (both CLASSES).
+
+- W_ch = (the cell's maps called h) / (the cell's maps), from the run's own predictions
+  (any run classified by the same frozen stratifier);
+- P(k | h) = the share of the round's labelled maps of stratum h whose label by eye
+  (`labels.resolve`) is k: a plain proportion, since every map of a stratum had the same
+  inclusion probability n_h / N_h;
+- Share_ck = sum_h W_ch P(k | h): in [0, 1], and the five shares of a cell sum to 1.
+
+A stratum without a labelled map leaves P(. | h) unknown: the cell's shares are undefined
+(NaN, with the reason) unless the cell has no map called h (W_ch = 0).
+
+The transport assumption: P(k | h) is read off labelled maps pooled over every task and
+variant of the round's frame, and applied to each cell (and to any run this stratifier
+classified). It holds when the stratifier errs alike on a type's maps in every cell; it is
+what `transport_check` tests on the labelled maps, stratum by stratum.
+
+The interval (`estimate_shares`): a percentile bootstrap of two independent parts, each
+resample redrawing both,
+  (a) the run's dev examples within each cell, with replacement (all maps of an example
+      move together: an example is a cluster of maps across the strata), giving W*_ch as
+      the resampled maps called h over the resampled maps;
+  (b) the labelled maps within each stratum, with replacement, n_h of them, giving
+      P*(k | h); one draw of (b) serves every cell of a resample.
+Share*_ck = sum_h W*_ch P*(k | h); the interval is the 2.5th and 97.5th percentiles of the
+resamples. The resampled counts are drawn as multinomials (examples: n_c picks among n_c
+equally likely examples; labels: n_h picks with the stratum's observed shares), which is
+the same as resampling rows. A sum of types (`ShareDraws.sum_of`) takes its interval from
+the same resamples. The maps labelled before the round (in earlier rounds, not in its
+frame) count in W like any other map of the run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.design import CALL, CELL
+
+STRATUM = re.compile(r"^call:(?P<call>[^@]+)@(?P<digest>[0-9a-f]+)$")
+
+
+def round_labels(sample: pd.DataFrame, resolved: pd.DataFrame) -> pd.DataFrame:
+    """The round's labelled maps: map_id, task, variant, call (parsed from `stratum`,
+    `call:<type>@<digest>`), label (the label by eye, `labels.resolve`'s). Maps not yet
+    labelled are left out."""
+    parsed = sample["stratum"].str.extract(STRATUM)
+    bad = parsed["call"].isna() | ~parsed["call"].isin(CLASSES)
+    if bad.any():
+        raise PipelineError(
+            f"sample: stratum '{sample['stratum'][bad].iloc[0]}' of map "
+            f"'{sample['map_id'][bad].iloc[0]}' is not call:<type>@<digest>; the estimator reads "
+            "only a round drawn by the stratifier's call (python -m tools.patterns_round)"
+        )
+    if parsed["digest"].nunique() > 1:
+        raise PipelineError(
+            f"sample: strata name {parsed['digest'].nunique()} stratifiers "
+            f"({', '.join(sorted(parsed['digest'].unique()))}); a round has one frozen "
+            "stratifier: estimate each round on its own"
+        )
+    unknown = ~resolved["map_id"].isin(sample["map_id"])
+    if unknown.any():
+        raise PipelineError(
+            f"labels: map '{resolved['map_id'][unknown].iloc[0]}' is not in the round's "
+            "sample; resolve only the round's own labels"
+        )
+    maps = sample[["map_id", *CELL]].assign(call=parsed["call"])
+    return maps.merge(resolved[["map_id", "label"]], on="map_id", how="inner")
+
+
+@dataclass(frozen=True)
+class ShareDraws:
+    """Per cell (`cells`, in order) and type (CLASSES): the estimate [C, K], the bootstrap
+    resamples [B, C, K] and why a cell is undefined ('' where it is defined)."""
+
+    cells: pd.MultiIndex
+    estimate: np.ndarray
+    draws: np.ndarray
+    reasons: tuple[str, ...]
+
+    def table(self, confidence: float = 0.95) -> pd.DataFrame:
+        """One row per (cell, type): task, variant, type, share, ci_low, ci_high, reason."""
+        found = pd.concat([self._rows(t, [t], confidence) for t in CLASSES], ignore_index=True)
+        order = found["type"].map({t: i for i, t in enumerate(CLASSES)})
+        return found.iloc[np.lexsort([order, found["variant"], found["task"]])].reset_index(
+            drop=True
+        )
+
+    def sum_of(self, types: Sequence[str], name: str, confidence: float = 0.95) -> pd.DataFrame:
+        """One row per cell for the share of `types` together (called `name`), its interval
+        from the same resamples (not a sum of intervals)."""
+        unknown = [t for t in types if t not in CLASSES]
+        if unknown:
+            raise PipelineError(f"sum_of: unknown types {unknown}; valid: {', '.join(CLASSES)}")
+        return self._rows(name, list(types), confidence)
+
+    def _rows(self, name: str, types: list[str], confidence: float) -> pd.DataFrame:
+        columns = [CLASSES.index(t) for t in types]
+        estimate = self.estimate[:, columns].sum(axis=1)
+        draws = self.draws[:, :, columns].sum(axis=2)  # [B, C]
+        tail = (1 - confidence) / 2 * 100
+        low, high = np.percentile(draws, [tail, 100 - tail], axis=0)
+        cells = self.cells.to_frame(index=False)
+        return cells.assign(
+            type=name, share=estimate, ci_low=low, ci_high=high, reason=list(self.reasons)
+        )
+
+
+def _codes(values: pd.Series, what: str) -> np.ndarray:
+    """Each value's index in CLASSES; an unknown one is refused, naming `what`."""
+    codes = pd.Categorical(values, categories=CLASSES).codes
+    if (codes < 0).any():
+        unknown = sorted(pd.unique(values[codes < 0]))
+        raise PipelineError(f"{what} holds {unknown}; the types are {', '.join(CLASSES)}")
+    return codes
+
+
+def example_calls(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Maps per (task, variant, example_id) and call (columns CLASSES, in order)."""
+    calls = _codes(predictions[CALL], f"predictions: column '{CALL}'")
+    keys = [*(predictions[c] for c in [*CELL, "example_id"]), pd.Series(calls, name="call")]
+    counts = pd.Series(1, index=pd.MultiIndex.from_arrays(keys)).groupby(level=[0, 1, 2, 3])
+    table = counts.size().unstack(fill_value=0).reindex(columns=range(len(CLASSES)), fill_value=0)
+    return table.set_axis(list(CLASSES), axis=1)
+
+
+def type_counts(labelled: pd.DataFrame) -> np.ndarray:
+    """[H, K]: the labelled maps of each stratum (rows: calls) by their label (columns)."""
+    calls = _codes(labelled["call"], "labelled maps: column 'call'")
+    labels = _codes(labelled["label"], "labelled maps: column 'label'")
+    size = len(CLASSES)
+    return np.bincount(calls * size + labels, minlength=size * size).reshape(size, size)
+
+
+def estimate_shares(
+    predictions: pd.DataFrame, labelled: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0
+) -> ShareDraws:
+    """Share_ck = sum_h W_ch P(k | h) for every cell of `predictions` (columns task, variant,
+    example_id and the call, `label`), P(k | h) from `labelled` (one row per labelled map:
+    call, label by eye; `round_labels`), with the bootstrap of the module docstring."""
+    rng = np.random.default_rng(seed)
+    counts = type_counts(labelled)
+    n = counts.sum(axis=1)  # [H]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = counts / n[:, None]  # [H, K], NaN rows for strata without a labelled map
+    p_draws = np.zeros((n_resamples, len(CLASSES), len(CLASSES)))
+    for h in np.flatnonzero(n):
+        p_draws[:, h] = rng.multinomial(n[h], p[h], size=n_resamples) / n[h]
+    by_example = example_calls(predictions)
+    cell_of, cells = pd.factorize(by_example.index.droplevel("example_id"))
+    w, w_draws, reasons = [], [], []
+    for cell in range(len(cells)):
+        calls = by_example.to_numpy()[cell_of == cell]  # [E, H]
+        picks = rng.multinomial(len(calls), np.full(len(calls), 1 / len(calls)), n_resamples)
+        drawn = picks @ calls  # [B, H]
+        w.append(calls.sum(axis=0) / calls.sum())
+        w_draws.append(drawn / drawn.sum(axis=1, keepdims=True))
+        missing = [CLASSES[h] for h in np.flatnonzero((n == 0) & (calls.sum(axis=0) > 0))]
+        reasons.append(
+            f"no labelled map in stratum {', '.join(missing)}, which holds the cell's maps"
+            if missing
+            else ""
+        )
+    estimate = np.stack(w) @ np.nan_to_num(p)  # [C, K]
+    draws = np.einsum("cbh,bhk->bck", np.stack(w_draws), p_draws)
+    undefined = np.array([bool(r) for r in reasons])
+    estimate[undefined] = np.nan
+    draws[:, undefined] = np.nan
+    return ShareDraws(
+        pd.MultiIndex.from_tuples(list(cells), names=CELL), estimate, draws, tuple(reasons)
+    )
+
+
+def transport_check(
+    labelled: pd.DataFrame, by: str = "task", *, n_resamples: int = 9999, seed: int = 0
+) -> pd.DataFrame:
+    """Per stratum (call): do its labelled maps' types differ across `by` (task or variant)?
+    Fisher's exact test of the groups x types table (Freeman-Halton for more than 2 x 2,
+    p-value by seeded Monte Carlo). Columns: call, groups, maps, p_value, note (why a
+    stratum has no test: fewer than two groups or one type only)."""
+    rows = []
+    for h in CLASSES:
+        stratum = labelled[labelled["call"] == h]
+        table = pd.crosstab(stratum[by].to_numpy(), stratum["label"].to_numpy())
+        table = table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0]
+        note = (
+            "fewer than two groups"
+            if table.shape[0] < 2
+            else "one type only"
+            if table.shape[1] < 2
+            else ""
+        )
+        p_value = np.nan
+        if not note:
+            method = stats.MonteCarloMethod(
+                n_resamples=n_resamples, rng=np.random.default_rng(seed)
+            )
+            is_2x2 = table.shape == (2, 2)
+            p_value = stats.fisher_exact(table.to_numpy(), method=None if is_2x2 else method).pvalue
+        rows.append((h, table.shape[0], int(table.to_numpy().sum()), float(p_value), note))
+    return pd.DataFrame(rows, columns=["call", "groups", "maps", "p_value", "note"])
