@@ -121,7 +121,11 @@ def _composed(conf: Path, overrides: tuple[str, ...], _files: tuple) -> dict[str
 def setting(key: str, profile: str = "quick") -> Any:
     """The value of `key` (`group.name...`, or a whole `group`) as conf/ (`CONF`) composes it
     under `profile` (`PROFILES`); a key that is not there fails in one line."""
-    value: Any = composed(profile)
+    return _lookup(composed(profile), key, profile)
+
+
+def _lookup(config: dict[str, Any], key: str, profile: str) -> Any:
+    value: Any = config
     for part in key.split("."):
         if not isinstance(value, dict) or part not in value:
             raise PipelineError(
@@ -144,8 +148,10 @@ def settings(claim: Claim) -> dict[str, dict[str, Any]]:
             "measurement reads"
         )
     keys = declared[family(claim)] + (GATE_SETTINGS if claim.gated and claim.finetuned else ())
+    configs = {profile: composed(profile) for profile in PROFILES}  # conf/ read once each
     return {
-        profile: {key: setting(key, profile) for key in sorted(set(keys))} for profile in PROFILES
+        profile: {key: _lookup(configs[profile], key, profile) for key in sorted(set(keys))}
+        for profile in PROFILES
     }
 
 
