@@ -1,0 +1,246 @@
+"""Shares from a round drawn to measure them (pipeline/kovaleva/patterns/share_estimate.py):
+a hand-computed estimate, undefined cells, examples as clusters, sums of types from the
+same resamples, coverage of the interval on a simulated run and round, and the transport
+assumption's check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns.design import draw_by_call
+from pipeline.kovaleva.patterns.share_estimate import (
+    estimate_shares,
+    round_labels,
+    transport_check,
+)
+
+V, D, VD, B, H = CLASSES
+FIRST_THREE = [V, D, VD]
+
+
+def _predictions(cells: dict[tuple[str, str], list[list[str]]]) -> pd.DataFrame:
+    """One row per map: cells map to their examples' calls."""
+    rows = [
+        (task, variant, example, call)
+        for (task, variant), examples in cells.items()
+        for example, calls in enumerate(examples)
+        for call in calls
+    ]
+    return pd.DataFrame(rows, columns=["task", "variant", "example_id", "label"])
+
+
+def _labelled(pairs: list[tuple[str, str]], task: str = "a") -> pd.DataFrame:
+    return pd.DataFrame(
+        {"task": task, "variant": "finetuned", "call": [c for c, _ in pairs],
+         "label": [t for _, t in pairs]}
+    )  # fmt: skip
+
+
+LABELLED = _labelled([(V, V), (V, V), (V, V), (V, H), (H, H), (H, D)])
+
+
+def test_the_estimate_is_the_hand_computed_sum_over_strata():
+    """Cell a: 5 maps called vertical, 3 heterogeneous (W = 5/8, 3/8); P(. | vertical) =
+    3/4 vertical, 1/4 heterogeneous; P(. | heterogeneous) = 1/2 heterogeneous, 1/2 diagonal.
+    Cell b: vertical calls only."""
+    predictions = _predictions(
+        {("a", "finetuned"): [[V, V, V, H], [V, V, H, H]], ("b", "finetuned"): [[V, V], [V]]}
+    )
+    table = estimate_shares(predictions, LABELLED, n_resamples=200).table()
+    a = table[table["task"] == "a"].set_index("type")["share"]
+    assert a[V] == pytest.approx(5 / 8 * 3 / 4)
+    assert a[H] == pytest.approx(5 / 8 * 1 / 4 + 3 / 8 * 1 / 2)
+    assert a[D] == pytest.approx(3 / 8 * 1 / 2)
+    assert a[VD] == 0 and a[B] == 0
+    b = table[table["task"] == "b"].set_index("type")["share"]
+    assert b[V] == pytest.approx(3 / 4) and b[H] == pytest.approx(1 / 4)
+    assert table.groupby("task")["share"].sum().to_numpy() == pytest.approx([1, 1])
+    assert (table["ci_low"] >= 0).all() and (table["ci_high"] <= 1).all()
+    assert (table["ci_low"] <= table["share"]).all() and (table["share"] <= table["ci_high"]).all()
+
+
+def test_a_stratum_without_labels_leaves_only_the_cells_with_its_maps_undefined():
+    predictions = _predictions({("a", "finetuned"): [[V, H]], ("b", "finetuned"): [[V, V]]})
+    labelled = _labelled([(V, V), (V, H)])
+    table = estimate_shares(predictions, labelled, n_resamples=50).table()
+    a, b = (table[table["task"] == t] for t in ("a", "b"))
+    assert a[["share", "ci_low", "ci_high"]].isna().all().all()
+    assert set(a["reason"]) == {
+        "no labelled map in stratum heterogeneous, which holds the cell's maps"
+    }
+    assert b["share"].notna().all() and set(b["reason"]) == {""}  # W_bh = 0: defined
+
+
+def test_examples_are_resampled_as_clusters():
+    """The same 20 x 4 calls (labels that always agree with the call): spread evenly over
+    the examples, every resample has the same W (no width); one call per example, the
+    vertical share is a binomial proportion over 20 examples (95% width about 0.44)."""
+    labelled = _labelled([(V, V)] * 5 + [(H, H)] * 5)
+    spread = _predictions({("a", "finetuned"): [[V, V, H, H]] * 20})
+    clustered = _predictions({("a", "finetuned"): [[V] * 4] * 10 + [[H] * 4] * 10})
+    widths = []
+    for predictions in (spread, clustered):
+        row = estimate_shares(predictions, labelled, n_resamples=2000).table().iloc[0]
+        assert row["type"] == V and row["share"] == pytest.approx(0.5)
+        widths.append(row["ci_high"] - row["ci_low"])
+    assert widths[0] == 0
+    assert 0.35 <= widths[1] <= 0.5
+
+
+def test_a_sum_of_types_takes_its_interval_from_the_same_resamples():
+    predictions = _predictions({("a", "finetuned"): [[V, V, H, VD], [V, D, H, H], [V, V, V]]})
+    labelled = _labelled([(V, V), (V, H), (V, VD), (H, H), (H, D), (VD, VD), (D, D)])
+    found = estimate_shares(predictions, labelled, n_resamples=500, seed=3)
+    every = found.sum_of(list(CLASSES), "all").iloc[0]
+    assert (every["share"], every["ci_low"], every["ci_high"]) == pytest.approx((1, 1, 1))
+    three = found.sum_of(FIRST_THREE, "first_three").iloc[0]
+    table = found.table().set_index("type")
+    assert three["share"] == pytest.approx(table.loc[FIRST_THREE, "share"].sum())
+    assert (
+        three["ci_high"] - three["ci_low"]
+        < (table.loc[FIRST_THREE, "ci_high"] - table.loc[FIRST_THREE, "ci_low"]).sum()
+    )
+
+
+def test_the_bootstrap_is_seeded():
+    predictions = _predictions({("a", "finetuned"): [[V, H], [V, V], [H, H]]})
+    first, second, other = (
+        estimate_shares(predictions, LABELLED, n_resamples=100, seed=s).draws for s in (7, 7, 8)
+    )
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, other)
+
+
+def test_the_round_labels_come_from_the_strata_of_one_stratifier():
+    sample = pd.DataFrame(
+        {"map_id": ["v1", "v2", "v3"], "task": "a", "variant": "finetuned",
+         "stratum": [f"call:{V}@abc123", f"call:{H}@abc123", f"call:{V}@abc123"]}
+    )  # fmt: skip
+    resolved = pd.DataFrame({"map_id": ["v1", "v2"], "label": [H, H]})
+    found = round_labels(sample, resolved)
+    assert found[["map_id", "call", "label"]].values.tolist() == [["v1", V, H], ["v2", H, H]]
+    two = sample.assign(stratum=[f"call:{V}@abc123", f"call:{H}@def456", f"call:{V}@abc123"])
+    with pytest.raises(PipelineError, match="one frozen stratifier"):
+        round_labels(two, resolved)
+    with pytest.raises(PipelineError, match=r"'rule:vertical' of map 'v3'.*patterns_round"):
+        round_labels(sample.assign(stratum=[*sample["stratum"][:2], "rule:vertical"]), resolved)
+    with pytest.raises(PipelineError, match="map 'v9' is not in the round's sample"):
+        round_labels(sample, pd.DataFrame({"map_id": ["v9"], "label": [V]}))
+
+
+def test_unknown_calls_name_the_column_and_the_valid_types():
+    predictions = _predictions({("a", "finetuned"): [[V, "columnar"]]})
+    with pytest.raises(PipelineError, match=r"column 'label' holds \['columnar'\]"):
+        estimate_shares(predictions, LABELLED)
+
+
+# A simulated run like the default one: 4 tasks x 2 variants, 64 dev examples of 72 maps each;
+# an example's call shares vary around its cell's (Dirichlet, concentration 40: a vertical
+# share's spread between examples about 0.09). P(type | call) is the same in every cell.
+TASKS, VARIANTS, EXAMPLES, HEADS, CONCENTRATION = 4, 2, 64, 72, 40.0
+CALL_SHARES = np.array([0.69, 0.041, 0.13, 0.0008, 0.1382])  # CLASSES order; frame ~ like
+P_TRUE = np.array(  # rows: calls, columns: true types (CLASSES order); block ~1% of maps
+    [
+        [0.80, 0.006, 0.096, 0.008, 0.09],
+        [0.01, 0.82, 0.10, 0.01, 0.06],
+        [0.11, 0.11, 0.69, 0.02, 0.07],
+        [0.21, 0.03, 0.15, 0.34, 0.27],
+        [0.20, 0.12, 0.10, 0.03, 0.55],
+    ]
+)
+SIZES = dict(zip(CLASSES, (120, 20, 30, 13, 57), strict=True))  # the round's n_h
+TARGETS = {"first_three": FIRST_THREE, "heterogeneous": [H]}
+
+
+def _cell_call_shares() -> np.ndarray:
+    """[cells, calls]: the vertical call's share from 0.60 to 0.76 over the cells, the other
+    calls scaled to fill the rest."""
+    vertical = np.linspace(0.60, 0.76, TASKS * VARIANTS)
+    rest = CALL_SHARES[1:] / CALL_SHARES[1:].sum()
+    return np.column_stack([vertical, np.outer(1 - vertical, rest)])
+
+
+def _simulated_round(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run's predictions and a round drawn from them as patterns_round draws it, each
+    drawn map labelled with a type from P_TRUE[call]."""
+    cell_shares = _cell_call_shares()
+    examples = np.concatenate(
+        [rng.dirichlet(CONCENTRATION * s, size=EXAMPLES) for s in cell_shares]
+    )
+    counts = rng.multinomial(HEADS, examples)  # [cells x examples, calls]
+    calls = np.repeat(np.tile(np.arange(5), len(counts)), counts.ravel())
+    cell = np.repeat(np.arange(len(counts)) // EXAMPLES, HEADS)
+    predictions = pd.DataFrame(
+        {
+            "task": pd.Categorical.from_codes(cell // VARIANTS, [str(t) for t in range(TASKS)]),
+            "variant": pd.Categorical.from_codes(cell % VARIANTS, ["finetuned", "pretrained"]),
+            "example_id": np.repeat(np.arange(len(counts)) % EXAMPLES, HEADS),
+            "label": pd.Categorical.from_codes(calls, CLASSES),
+        }
+    )
+    frame_sizes = predictions["label"].value_counts()
+    sizes = {c: min(n, int(frame_sizes.get(c, 0))) for c, n in SIZES.items()}
+    drawn = draw_by_call(predictions, sizes, seed=int(rng.integers(2**31)))
+    call = drawn["label"].cat.codes.to_numpy()
+    truth = (rng.random(len(call))[:, None] > np.cumsum(P_TRUE[call], axis=1)).sum(axis=1)
+    labelled = drawn.assign(call=drawn["label"], label=np.asarray(CLASSES)[truth])
+    return predictions, labelled
+
+
+def _coverage(replicates: int, n_resamples: int) -> dict[str, float]:
+    """Share of the cells' intervals over `replicates` simulated runs and rounds that hold
+    the true share (sum_h pi_ch P_TRUE[h, k], pi_c the cell's expected call shares)."""
+    rng = np.random.default_rng(2030)
+    truth = _cell_call_shares() @ P_TRUE  # [cells, types]; cells ordered as the table's
+    hits = {name: [] for name in TARGETS}
+    for _ in range(replicates):
+        predictions, labelled = _simulated_round(rng)
+        found = estimate_shares(
+            predictions, labelled, n_resamples=n_resamples, seed=int(rng.integers(2**31))
+        )
+        for name, types in TARGETS.items():
+            rows = found.sum_of(types, name)
+            cell = rows["task"].astype(int) * VARIANTS + (rows["variant"] == "pretrained")
+            true = truth[cell][:, [CLASSES.index(t) for t in types]].sum(axis=1)
+            hits[name].extend((rows["ci_low"] <= true) & (true <= rows["ci_high"]))
+    return {name: float(np.mean(h)) for name, h in hits.items()}
+
+
+def test_the_interval_covers_the_true_shares():
+    """200 simulated runs and rounds (8 cells each), 200 resamples an interval: coverage
+    measured 0.928 (first three types) and 0.949 (heterogeneous); the cells of a replicate
+    share their labelled maps, so the figure's Monte Carlo error is that of about 200
+    replicates (0.015)."""
+    coverage = _coverage(replicates=200, n_resamples=200)
+    assert min(coverage.values()) >= 0.90, coverage
+
+
+@pytest.mark.slow
+def test_the_interval_covers_the_true_shares_at_full_size():
+    """1,000 simulated runs and rounds, 1,000 resamples an interval: coverage measured
+    0.951 (first three types) and 0.955 (heterogeneous)."""
+    coverage = _coverage(replicates=1000, n_resamples=1000)
+    assert min(coverage.values()) >= 0.94, coverage
+
+
+def _stratum(task: str, counts: dict[str, int], call: str = V) -> pd.DataFrame:
+    return _labelled([(call, t) for t, n in counts.items() for _ in range(n)], task)
+
+
+def test_the_transport_check_finds_a_planted_difference_between_tasks_and_no_null_one():
+    """Three tasks' vertical strata: alike (48 vertical, 12 heterogeneous each), or one task
+    with half its maps heterogeneous; the heterogeneous stratum holds one task's maps."""
+    alike = [_stratum(t, {V: 48, H: 12}) for t in ("a", "b", "c")]
+    planted = [*alike[:2], _stratum("c", {V: 30, H: 30}), _stratum("a", {H: 5}, call=H)]
+    found_null = transport_check(pd.concat(alike)).set_index("call")
+    found = transport_check(pd.concat(planted)).set_index("call")
+    assert found_null.loc[V, "p_value"] > 0.5
+    assert found.loc[V, "p_value"] < 0.01
+    assert (found.loc[V, "maps"], found.loc[V, "groups"]) == (180, 3)
+    assert found.loc[H, "note"] == "fewer than two groups" and np.isnan(found.loc[H, "p_value"])
+    by_variant = transport_check(pd.concat(planted), by="variant").set_index("call")
+    assert by_variant.loc[V, "note"] == "fewer than two groups"
