@@ -157,11 +157,14 @@ def estimate_shares(
     p_draws = np.zeros((n_resamples, len(CLASSES), len(CLASSES)))
     for h in np.flatnonzero(n):
         p_draws[:, h] = rng.multinomial(n[h], p[h], size=n_resamples) / n[h]
+    if predictions.empty:
+        raise PipelineError("predictions: no maps; pass the run's patterns_apply predictions")
     by_example = example_calls(predictions)
     cell_of, cells = pd.factorize(by_example.index.droplevel("example_id"))
+    every_example = by_example.to_numpy()
     w, w_draws, reasons = [], [], []
     for cell in range(len(cells)):
-        calls = by_example.to_numpy()[cell_of == cell]  # [E, H]
+        calls = every_example[cell_of == cell]  # [E, H]
         picks = rng.multinomial(len(calls), np.full(len(calls), 1 / len(calls)), n_resamples)
         drawn = picks @ calls  # [B, H]
         w.append(calls.sum(axis=0) / calls.sum())

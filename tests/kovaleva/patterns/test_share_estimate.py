@@ -132,10 +132,17 @@ def test_the_round_labels_come_from_the_strata_of_one_stratifier():
         round_labels(sample, pd.DataFrame({"map_id": ["v9"], "label": [V]}))
 
 
-def test_unknown_calls_name_the_column_and_the_valid_types():
+def test_bad_input_is_named_with_its_fix():
     predictions = _predictions({("a", "finetuned"): [[V, "columnar"]]})
     with pytest.raises(PipelineError, match=r"column 'label' holds \['columnar'\]"):
         estimate_shares(predictions, LABELLED)
+    with pytest.raises(PipelineError, match=r"column 'label' holds \['stripes'\]"):
+        estimate_shares(predictions.iloc[:1], LABELLED.assign(label=[V] * 5 + ["stripes"]))
+    with pytest.raises(PipelineError, match="predictions: no maps"):
+        estimate_shares(predictions.iloc[:0], LABELLED)
+    found = estimate_shares(predictions.iloc[:1], LABELLED, n_resamples=10)
+    with pytest.raises(PipelineError, match=r"unknown types \['verticle'\]"):
+        found.sum_of(["verticle"], "typo")
 
 
 # A simulated run like the default one: 4 tasks x 2 variants, 64 dev examples of 72 maps each;
