@@ -40,6 +40,7 @@ def run(stage: StageRun) -> None:
         read_split(stage.data(), task.name, "train"),
         stage.settings("gates"),
         michel,
+        dev_rows=stage.settings("ablate").rows(task.name),  # the ablate stage's rows
         max_length=cfg.shared.max_length,
         seed=cfg.seed,
     )

@@ -83,7 +83,7 @@ def ablate_task(
     compile_settings: CompileConfig | None = None,
 ) -> Ablated:
     """Sweeps, importance and pruning curve of `model` (fine-tuned on `task`, on its device)
-    on `settings.num_examples` rows of `dev` drawn with `seed` (stratified by label).
+    on `settings.rows(task)` rows of `dev` drawn with `seed` (stratified by label).
     Importance is scored on `settings.importance_examples` rows of `train` drawn the same
     way (importance_split train), or on the evaluated rows (importance_split eval: `train`
     is not read and may be None). `deterministic` (the `deterministic` setting) switches
@@ -93,7 +93,7 @@ def ablate_task(
     set_determinism(deterministic, model.device)
     layerwise = Layerwise.of(attach(model))
     uncertainty = Uncertainty(settings.bootstrap_resamples, settings.permutation_resamples, seed)
-    dev = evaluation_sample(dev, task, settings.num_examples, seed)
+    dev = evaluation_sample(dev, task, settings.rows(task.name), seed)
     evaluated = labelled_rows(tokenizer, task, dev, max_length, f"{task.name} {task.eval_split}")
     log.info(
         "%s: %d dev examples, model %d layers x %d heads",

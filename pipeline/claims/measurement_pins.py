@@ -81,7 +81,13 @@ def settings_by_family() -> dict[str, tuple[str, ...]]:
 
 
 # the validity gate (validity.py) reads Table 1's dev rows and the ablation rows' baseline
-GATE_SETTINGS = ("prepare.max_eval_rows", "prepare.min_rows", "table1", "ablate.num_examples")
+GATE_SETTINGS = (
+    "prepare.max_eval_rows",
+    "prepare.min_rows",
+    "table1",
+    "ablate.num_examples",
+    "ablate.num_examples_by_task",
+)
 
 
 def family(claim: Claim) -> str:

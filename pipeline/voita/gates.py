@@ -2,12 +2,12 @@
 al.'s gradient pruning curve, and the overlap of the heads the two methods keep.
 
 `gates_task` fits gates for every lambda (gates.py) on a seeded sample of train rows and
-evaluates them on a seeded sample of dev rows (the ablate stage's rows when `num_examples`
-and the seed are the same). Michel et al.'s curve and head importance come from the ablate
-stage's tables (pruning.csv, importance.csv) when given, else they are computed here
-(importance.py, scored on the same train rows). The ablate stage's curve must start from the
-full model's metric on the same dev rows, or the stage stops (the tables are stale: re-run
-ablate). Tables and metrics number layers and heads from 1.
+evaluates them on a seeded sample of dev rows: the ablate stage's rows (`dev_rows`, the
+ablate group's count for the task, and the same seed). Michel et al.'s curve and head
+importance come from the ablate stage's tables (pruning.csv, importance.csv) when given,
+else they are computed here (importance.py, scored on the same train rows). The ablate
+stage's curve must start from the full model's metric on the same dev rows, or the stage
+stops (the tables are stale: re-run ablate). Tables and metrics number layers and heads from 1.
 """
 
 from __future__ import annotations
@@ -77,15 +77,16 @@ def gates_task(
     settings: GatesConfig,
     michel: MichelCurve | None,
     *,
+    dev_rows: int | None,
     max_length: int,
     seed: int,
 ) -> GatesResult:
     """The gate sweep of `model` (fine-tuned on `task`, on its device) next to Michel et al.'s
-    curve (`michel`, or computed here when None)."""
+    curve (`michel`, or computed here when None), on `dev_rows` rows of `dev` (None: all)."""
     layerwise = Layerwise.of(attach(model))
     pad_id = tokenizer.pad_token_id
-    dev_rows = labelled_rows(
-        tokenizer, task, evaluation_sample(dev, task, settings.num_examples, seed), max_length,
+    evaluated = labelled_rows(
+        tokenizer, task, evaluation_sample(dev, task, dev_rows, seed), max_length,
         f"{task.name} {task.eval_split}",
     )  # fmt: skip
     train_rows = labelled_rows(
@@ -96,7 +97,7 @@ def gates_task(
     curve, kept = gate_sweep(
         layerwise,
         (train_rows.rows, train_rows.labels),
-        (dev_rows.rows, dev_rows.labels),
+        (evaluated.rows, evaluated.labels),
         task,
         settings,
         pad_id=pad_id,
@@ -107,14 +108,14 @@ def gates_task(
     )
     if michel is not None:
         full = gated_logits(
-            layerwise, dev_rows.rows, torch.zeros(model_shape(model), dtype=torch.bool),
+            layerwise, evaluated.rows, torch.zeros(model_shape(model), dtype=torch.bool),
             pad_id=pad_id,
             batch_size=settings.batch_size,
         )  # fmt: skip
-        check_same_start(michel.pruning, task_metrics(task, dev_rows.labels, full), task)
+        check_same_start(michel.pruning, task_metrics(task, evaluated.labels, full), task)
     else:
         pruning, importance = pruning_curve(
-            layerwise, dev_rows.rows, dev_rows.labels, task, pad_id=pad_id,
+            layerwise, evaluated.rows, evaluated.labels, task, pad_id=pad_id,
             batch_size=settings.batch_size, scoring=(train_rows.rows, train_rows.labels),
             uncertainty=Uncertainty(seed=seed), progress=False,
         )  # fmt: skip
@@ -126,7 +127,7 @@ def gates_task(
         curves=both_curves(curve, michel.pruning, task.main_metric, total),
         overlap=overlap,
         kept=numbered_from_one(kept_heads_table(kept)),
-        metrics=gate_metrics(curve, overlap, task.main_metric, len(dev_rows), len(train_rows)),
+        metrics=gate_metrics(curve, overlap, task.main_metric, len(evaluated), len(train_rows)),
     )
 
 
@@ -139,7 +140,7 @@ def check_same_start(pruning: pd.DataFrame, full: dict[str, float], task: TaskCo
         raise PipelineError(
             f"{task.name}: ablate's pruning.csv starts at {metric} {start:.4f}, the model scores "
             f"{full[metric]:.4f} on the gates' dev rows; the ablate tables are stale or use "
-            "other rows: re-run the ablate stage with ablate.num_examples = gates.num_examples"
+            "other rows: re-run the ablate stage"
         )
 
 

@@ -172,7 +172,16 @@ def test_the_standard_profile_has_three_seeds_and_larger_samples_than_quick() ->
     # the sweeps and the gates score every dev row (null: no limit), quick a sample
     assert quick.prepare.max_eval_rows is not None and quick.ablate.num_examples is not None
     assert standard.prepare.max_eval_rows is None and standard.ablate.num_examples is None
-    assert standard.gates.num_examples == standard.ablate.num_examples  # the same dev rows
+    assert "num_examples" not in standard.gates  # the gates read the ablate stage's rows
+
+
+def test_the_quick_profile_ablates_every_mrpc_dev_row_and_a_sample_of_the_others() -> None:
+    from pipeline.analyses.ablate.settings import AblateConfig
+    from pipeline.core.schema import typed
+
+    ablate = typed(AblateConfig, composed("experiment=quick").ablate)
+    assert ablate.rows("mrpc") is None  # every dev row: room for the removal claims' gate
+    assert ablate.rows("sst2") == ablate.num_examples == 96
 
 
 def _has_offline_train_split(task: str, glue: Path) -> bool:

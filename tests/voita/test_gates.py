@@ -85,7 +85,7 @@ TASK = TaskConfig(
 
 def settings(lambdas, steps=30) -> GatesConfig:
     return GatesConfig(
-        num_examples=None, train_examples=None, batch_size=8, steps=steps, learning_rate=0.1,
+        train_examples=None, batch_size=8, steps=steps, learning_rate=0.1,
         init_log_alpha=2.0, lambdas=lambdas,
     )  # fmt: skip
 

@@ -36,7 +36,12 @@ RANDOM_HEAD_TASKS = ("mrpc", "rte")  # Sec. 5: a random head's removal helps on 
 TASK_NAMES = {"mrpc": "MRPC", "stsb": "STS-B", "rte": "RTE", "sst2": "SST-2"}
 REMOVALS = {"heads": HeadRemovals, "layers": LayerRemovals}
 # the config keys each claim family's measurement depends on (measurement_pins.py)
-REMOVAL = ("ablate.num_examples", "ablate.mode", "ablate.bootstrap_resamples")
+REMOVAL = (
+    "ablate.num_examples",
+    "ablate.num_examples_by_task",
+    "ablate.mode",
+    "ablate.bootstrap_resamples",
+)
 SETTINGS = {
     "kovaleva.heads_removal_helps": REMOVAL,
     "kovaleva.layers_removal_helps": REMOVAL,

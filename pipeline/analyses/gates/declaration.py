@@ -9,7 +9,7 @@ ANALYSIS = Analysis(
     stage=Stage(
         "gates",
         Per.TASK_SEED,
-        (*MODEL, "seed", "gates"),
+        (*MODEL, "seed", "gates", "ablate.num_examples", "ablate.num_examples_by_task"),
         inputs=(
             f"{DATA}/glue/{TASK}",
             Upstream("finetune", "models"),

@@ -16,8 +16,6 @@ from pipeline.core.bounds import bounded
 
 @dataclass
 class GatesConfig:
-    # dev rows evaluated (= ablate.num_examples: same rows)
-    num_examples: Optional[int] = bounded(least=1)
     train_examples: Optional[int] = bounded(least=1)  # train rows the gates are fitted on
     batch_size: int = MISSING
     steps: int = bounded(least=1)  # optimiser steps per lambda
