@@ -99,6 +99,7 @@ def dvc(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.slow  # 15-50 s end to end: run with `pytest -m slow` (CI, time allowing)
 def test_editing_a_glue_file_makes_dvc_status_list_prepare(shared_data, tmp_path) -> None:
     data = data_copy(shared_data, tmp_path / "data")
     root = tmp_path / "repo"

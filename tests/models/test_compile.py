@@ -89,6 +89,7 @@ def test_an_eager_run_pads_to_the_batch_and_compiles_nothing(tiny_model_cfg, tok
     assert not compiled_graphs
 
 
+@pytest.mark.slow  # 15-50 s end to end: run with `pytest -m slow` (CI, time allowing)
 def test_more_shapes_than_dynamos_default_limit_still_compile(tiny_model_cfg, tokenizer, data):
     """torch.compile falls back to eager after 8 recompilations of a frame; the run raises
     the limit to its own number of shapes, so every batch runs compiled."""

@@ -249,6 +249,7 @@ def test_a_stage_that_does_not_write_its_output_fails_in_one_line(toy, tmp_path)
     assert set(_lock(root)) == set(TOY_STAGES) - {"report"}  # the rest is recorded
 
 
+@pytest.mark.slow  # 15-50 s end to end: run with `pytest -m slow` (CI, time allowing)
 def test_an_interrupted_run_keeps_what_ended_and_a_rerun_completes_it(
     toy, toy_sequential, tmp_path
 ) -> None:

@@ -80,6 +80,7 @@ def test_a_value_out_of_bounds_fails_in_one_line_leaving_no_job_folder(
     assert list(tmp_path.iterdir()) == []  # neither the job's folder nor a keyed input
 
 
+@pytest.mark.slow  # 15-50 s end to end: run with `pytest -m slow` (CI, time allowing)
 def test_submitit_local_sweep_runs_one_job_per_task(micro_data, tmp_path):
     sweep_dir = tmp_path / "sweep"
     tracked = REPO / "outputs" / "metrics" / "finetune"

@@ -182,6 +182,7 @@ def add_toy_stage(root: Path, env: dict[str, str]) -> None:
     (package / "declaration.py").write_text(TOY_DECLARATION)
 
 
+@pytest.mark.slow  # 15-50 s end to end: run with `pytest -m slow` (CI, time allowing)
 def test_a_stage_added_by_the_recipe_passes_the_dag_checks(tmp_path) -> None:
     root = tmp_path / "repo"
     copy_project(root)

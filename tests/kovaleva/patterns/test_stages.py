@@ -35,6 +35,7 @@ from tests.support.pattern_maps import (
 )
 
 
+@pytest.mark.slow  # 15-50 s end to end: run with `pytest -m slow` (CI, time allowing)
 def test_stages_sample_train_apply(tmp_path, one_thread, micro_stage):
     """patterns_sample -> labels by hand -> patterns_train -> patterns_apply (micro profile)."""
     from stages import patterns_apply, patterns_train
