@@ -176,7 +176,8 @@ def relative_gain(
     divided by the median gain of the relations Clark et al.'s Table 1 calls specialised
     (pipeline.clark.published.SPECIALISED, those the table scored), with its 95% interval
     bootstrapped over the report split's sentences (as `with_intervals`; a resample whose
-    median gain is not positive is left out); and how many relations the median ran over
+    median gain is not positive is left out; no ratio at all when the data's own median gain
+    is not positive); and how many relations the median ran over
     (`relative_gain_relations`). None of them when fewer than three were scored."""
     wanted = {row.scored for row in SPECIALISED.values()}
     specialised = np.flatnonzero(table["relation"].isin(wanted).to_numpy())
@@ -191,9 +192,11 @@ def relative_gain(
         typical = float(np.median(gains[specialised]))
         return gains[everything] / typical if typical > 0 else np.nan
 
+    counted = {"relative_gain_relations": len(specialised)}
+    if not np.isfinite(ratio(arcs, heads, offsets)):
+        return counted  # no positive median gain to divide by: no ratio, and no NaN written
     found = bootstrap_interval(ratio, arcs, heads, offsets, n_resamples=resamples, seed=seed)
-    named = found.as_dict("all_relations_relative_gain")
-    return named | {"relative_gain_relations": len(specialised)}
+    return found.as_dict("all_relations_relative_gain") | counted
 
 
 def relation_metrics(table: pd.DataFrame) -> dict[str, float | str]:

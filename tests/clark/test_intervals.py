@@ -169,5 +169,10 @@ def test_the_relative_gain_divides_alls_gain_by_the_specialised_relations_median
     found = syntax.relative_gain(table, None, resamples=50, seed=0)
     assert found["all_relations_relative_gain"] == pytest.approx(0.1 / 0.3)
     assert found["relative_gain_relations"] == 3
+    # no positive median gain: the relations are counted, no ratio (nor NaN) is written
+    monkeypatch.setattr(
+        syntax, "hits_per_sentence", lambda t, report: (arcs, offsets, np.tile(gains + 1, (4, 1)))
+    )
+    assert syntax.relative_gain(table, None, resamples=50, seed=0) == {"relative_gain_relations": 3}
     few = table[table["relation"].isin([ALL, "det", "acl"])]
     assert syntax.relative_gain(few, None, resamples=50, seed=0) == {}  # under three

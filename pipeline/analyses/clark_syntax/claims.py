@@ -110,7 +110,8 @@ def relative_gain(out: StageOutputs, seed: int) -> Estimate:
     if found is None:
         return undefined(
             "the clark_syntax results hold no relative gain of the best head for all "
-            "relations; re-run `dvc repro clark_syntax` with the current code"
+            "relations: the specialised relations' median gain is not positive, or the run "
+            "predates it (then re-run `dvc repro clark_syntax` with the current code)"
         )
     return Estimate.of(found)
 
