@@ -21,12 +21,12 @@ the maps on sheets of six in outputs/labelling/<model>/share_round/, in the draw
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 from pathlib import Path
 
 import pandas as pd
 
+from pipeline.analyses.patterns_apply.claims import FIRST_THREE
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import atomic_path, write_table
@@ -44,17 +44,9 @@ from pipeline.kovaleva.patterns.maps import open_stores
 from pipeline.kovaleva.patterns.mapsets import write_map_set
 from pipeline.kovaleva.patterns.sample import ORIGIN, unsampled, with_maps
 from pipeline.kovaleva.patterns.sheets import render_sheets
+from pipeline.models.zip_parts import sha256_of
 
-FIRST_THREE = ["vertical", "diagonal", "vertical+diagonal"]
-TARGETS = {"first_three": FIRST_THREE, "heterogeneous": ["heterogeneous"]}
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+TARGETS = {"first_three": list(FIRST_THREE), "heterogeneous": ["heterogeneous"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out.exists():
             raise PipelineError(f"{args.out} exists; a round is drawn once: choose a new --out")
         classifier = layout.pattern_classifier(args.outputs)
-        digest = sha256(classifier)
+        digest = sha256_of(classifier)
         predictions = pd.read_parquet(args.outputs / "patterns" / "predictions" /
                                       f"seed{args.run_seed}.parquet")  # fmt: skip
         labelled = read_sample(args.data / "annotations" / args.model / SAMPLE_FILE)

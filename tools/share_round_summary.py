@@ -20,13 +20,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipeline.analyses.patterns_apply.claims import FIRST_THREE
 from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_text
 from pipeline.kovaleva.patterns.agreement import kappa, paired_labels, raw_agreement
 from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample, resolve
 from pipeline.kovaleva.patterns.share_estimate import estimate_shares, round_labels, transport_check
-
-FIRST_THREE = ["vertical", "diagonal", "vertical+diagonal"]
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -55,7 +54,7 @@ def summary(folder: Path, predictions: Path) -> str:
     labels = read_labels(folder, sample["map_id"])
     labelled = round_labels(sample, resolve(labels))
     draws = estimate_shares(pd.read_parquet(predictions), labelled, n_resamples=1000, seed=0)
-    shares = pd.concat([draws.table(), draws.sum_of(FIRST_THREE, "first_three")])
+    shares = pd.concat([draws.table(), draws.sum_of(list(FIRST_THREE), "first_three")])
     shares = shares.sort_values(["variant", "task"], kind="stable")
     calls = pd.crosstab(labelled["call"], labelled["label"]).reset_index()
     checks = [transport_check(labelled, by=by).assign(by=by) for by in ("task", "variant")]
