@@ -26,11 +26,13 @@ The standard errors are the bootstrap resamples' standard deviation.
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import warnings
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
-from samplics import PopParam, TaylorEstimator
 
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.design import draw_by_call
@@ -91,18 +93,20 @@ def bootstrap_se(predictions: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFr
     return pd.DataFrame(rows, columns=["task", "type", "share", "se"]).set_index(["task", "type"])
 
 
-def examples_se(maps: pd.DataFrame, p_type: pd.Series) -> float:
+def examples_se(samplics: ModuleType, maps: pd.DataFrame, p_type: pd.Series) -> float:
     """samplics' standard error of the mean of P(type | call) over a task's maps, examples as
     clusters (0 where no map can be of the type)."""
     values = maps["label"].map(p_type).to_numpy()
     if not values.any():
         return 0.0
-    mean = TaylorEstimator(PopParam.mean)
+    mean = samplics.TaylorEstimator(samplics.PopParam.mean)
     mean.estimate(y=values, psu=maps["example_id"].to_numpy())
     return float(mean.stderror)
 
 
-def samplics_parts(predictions: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFrame:
+def samplics_parts(
+    samplics: ModuleType, predictions: pd.DataFrame, labelled: pd.DataFrame
+) -> pd.DataFrame:
     """samplics' estimate and the two parts of its standard error per (task, type)."""
     n = labelled["call"].value_counts()
     p = pd.crosstab(labelled["call"], labelled["label"]).div(n, axis=0)
@@ -111,24 +115,38 @@ def samplics_parts(predictions: pd.DataFrame, labelled: pd.DataFrame) -> pd.Data
     for task, maps in predictions.groupby("task"):
         w = maps["label"].value_counts(normalize=True)
         weights = labelled["call"].map(w).fillna(0.0) / labelled["call"].map(n)
-        labels = TaylorEstimator(PopParam.prop)
+        labels = samplics.TaylorEstimator(samplics.PopParam.prop)
         labels.estimate(y=labelled["label"].to_numpy(), samp_weight=weights.to_numpy(),
                         stratum=labelled["call"].to_numpy())  # fmt: skip
         for kind in CLASSES:
+            spread = examples_se(samplics, maps, p[kind])
             rows.append((task, kind, labels.point_est.get(kind, 0.0),
-                         labels.stderror.get(kind, 0.0), examples_se(maps, p[kind])))  # fmt: skip
+                         labels.stderror.get(kind, 0.0), spread))  # fmt: skip
     return pd.DataFrame(
         rows, columns=["task", "type", "share", "se_labels", "se_examples"]
     ).set_index(["task", "type"])
 
 
+def imported_samplics() -> ModuleType:
+    """samplics, or a one-line exit saying how to get it (it is not a project dependency)."""
+    try:
+        return importlib.import_module("samplics")
+    except ModuleNotFoundError:
+        raise SystemExit(
+            "samplics is not installed: run this with a Python of its own that has it "
+            "(python -m venv <dir> && <dir>/bin/pip install samplics omegaconf)"
+        ) from None
+
+
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    samplics = imported_samplics()
     warnings.simplefilter("ignore", FutureWarning)  # samplics announces its successor
     rng = np.random.default_rng(SEED)
     predictions, labelled = synthetic_round(rng)
     ours = bootstrap_se(predictions, labelled)
     ours_labels = bootstrap_se(predictions.assign(example_id=0), labelled)
-    theirs = samplics_parts(predictions, labelled)
+    theirs = samplics_parts(samplics, predictions, labelled)
     table = pd.DataFrame(
         {
             "share": ours["share"],
