@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.design import draw_by_call
+from pipeline.kovaleva.patterns.design import CALL, draw_by_call
 from pipeline.kovaleva.patterns.share_estimate import estimate_shares
 
 EXAMPLES, HEADS, CONCENTRATION, RESAMPLES, SEED = 64, 72, 40.0, 4000, 11
@@ -70,16 +70,16 @@ def synthetic_round(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFram
                     "task": task,
                     "variant": "finetuned",
                     "example_id": np.repeat(np.arange(EXAMPLES), HEADS),
-                    "label": np.asarray(CLASSES)[calls],
+                    CALL: np.asarray(CLASSES)[calls],
                 }
             )
         )
     predictions = pd.concat(frames, ignore_index=True)
-    available = predictions["label"].value_counts()
+    available = predictions[CALL].value_counts()
     sizes = {c: min(n, int(available.get(c, 0))) for c, n in SIZES.items()}
     drawn = draw_by_call(predictions, sizes, seed=SEED)
-    types = [rng.choice(CLASSES, p=P_TRUE[CLASSES.index(c)]) for c in drawn["label"]]
-    return predictions, drawn.assign(call=drawn["label"], label=types)
+    types = [rng.choice(CLASSES, p=P_TRUE[CLASSES.index(c)]) for c in drawn[CALL]]
+    return predictions, drawn.assign(label=types)
 
 
 def bootstrap_se(predictions: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +96,7 @@ def bootstrap_se(predictions: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFr
 def examples_se(samplics: ModuleType, maps: pd.DataFrame, p_type: pd.Series) -> float:
     """samplics' standard error of the mean of P(type | call) over a task's maps, examples as
     clusters (0 where no map can be of the type)."""
-    values = maps["label"].map(p_type).to_numpy()
+    values = maps[CALL].map(p_type).to_numpy()
     if not values.any():
         return 0.0
     mean = samplics.TaylorEstimator(samplics.PopParam.mean)
@@ -113,7 +113,7 @@ def samplics_parts(
     p = p.reindex(index=list(CLASSES), columns=list(CLASSES), fill_value=0.0)
     rows = []
     for task, maps in predictions.groupby("task"):
-        w = maps["label"].value_counts(normalize=True)
+        w = maps[CALL].value_counts(normalize=True)
         weights = labelled["call"].map(w).fillna(0.0) / labelled["call"].map(n)
         labels = samplics.TaylorEstimator(samplics.PopParam.prop)
         labels.estimate(y=labelled["label"].to_numpy(), samp_weight=weights.to_numpy(),

@@ -13,6 +13,15 @@ outputs/plots/patterns_apply/seed<seed>/vertical.csv (task, variant, statistic, 
 estimate, ci_low, ci_high), and outputs/metrics/patterns_apply/seed<seed>.json
 (`<task>.<variant>.<class>`, `.vertical_margin`, `.vertical_on_special`, each with its
 interval, the agreement with the rule, and `seed_stability.max_share_change`).
+
+Where the model's label folder data/annotations/<model.name>/ holds a share round (its frozen
+`stratifier.pt` and maps drawn by its call, tools.patterns_round), the stratifier calls every
+map too (predictions' column `call`), and each type's share is estimated from the round's
+labels by eye (pipeline/kovaleva/patterns/share_estimate.py): the table
+outputs/plots/patterns_apply/seed<seed>/estimated_shares.csv (task, variant, type, share,
+ci_low, ci_high, reason; `first_three` is the first three types together) and the metrics
+`<task>.<variant>.estimated.<type>`, which the share claims read. A model without a round
+gets no estimate (the stage says so), and its share claims are not testable.
 """
 
 from __future__ import annotations
@@ -22,15 +31,40 @@ import logging
 import torch
 
 from pipeline.core import layout
+from pipeline.core.errors import PipelineError
 from pipeline.core.head_names import numbered_from_one
 from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.patterns.apply import classify_heads
-from pipeline.kovaleva.patterns.cnn import load_classifier
+from pipeline.kovaleva.patterns.apply import ShareRound, classify_heads
+from pipeline.kovaleva.patterns.cnn import SavedClassifier, load_classifier
 from pipeline.kovaleva.patterns.figures import pattern_shares_figure
 from pipeline.kovaleva.patterns.maps import open_stores
+from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE, read_round
 
 log = logging.getLogger(__name__)
+
+
+def share_round(stage: StageRun, classifier: SavedClassifier) -> ShareRound | None:
+    """The model's share round, or None (logged) where its label folder has no stratifier."""
+    folder = stage.data("annotations", stage.cfg.model.name)
+    if not (folder / STRATIFIER_FILE).exists():
+        log.warning(
+            "%s has no share round (%s): no share is estimated, and the share claims are not "
+            "testable; draw one with tools.patterns_round",
+            stage.cfg.model.name,
+            folder / STRATIFIER_FILE,
+        )
+        return None
+    stratifier = load_classifier(folder / STRATIFIER_FILE)
+    read_by = (stratifier.input_size, stratifier.input_channels)
+    if read_by != (classifier.input_size, classifier.input_channels):
+        raise PipelineError(
+            f"{folder / STRATIFIER_FILE} reads maps of size {read_by[0]} with channels "
+            f"{list(read_by[1])}, the classifier {classifier.input_size} with "
+            f"{list(classifier.input_channels)}; set patterns.classifier.input_size and "
+            "input_channels back to the stratifier's"
+        )
+    return ShareRound(stratifier.ensembles[0], read_round(folder))
 
 
 def run(stage: StageRun) -> None:
@@ -45,13 +79,18 @@ def run(stage: StageRun) -> None:
         stores,
         settings,
         cfg.seed,
+        share_round(stage, classifier),
     )
     predictions = numbered_from_one(classified.predictions)
     write_table(layout.pattern_predictions(stage.out_root, stage.seed), predictions)
     stage.write_outputs(
         "patterns_apply",
         seed,
-        tables={"shares": classified.shares, "vertical": classified.vertical},
+        tables={
+            "shares": classified.shares,
+            "vertical": classified.vertical,
+            "estimated_shares": classified.estimated,
+        },
         figures={"fig2_pattern_shares": pattern_shares_figure(classified.shares)},
         metrics=classified.metrics,
         config={
@@ -69,8 +108,12 @@ def run(stage: StageRun) -> None:
             cfg.model.name,
         )
     log.info(
-        "pattern shares:\n%s\nlargest share change under the second seed: %.4f",
+        "pattern shares (the classifier's):\n%s\nestimated from the share round:\n%s\n"
+        "largest share change under the second seed: %.4f",
         classified.shares.pivot_table("share", ["task", "variant"], "class"),
+        classified.estimated.pivot_table("share", ["task", "variant"], "type")
+        if len(classified.estimated)
+        else "(none)",
         classified.metrics["seed_stability.max_share_change"],
     )
 

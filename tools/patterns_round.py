@@ -16,6 +16,8 @@ seed, and writes OUT/sample.csv (sample.csv's columns and `inclusion_probability
 see), OUT/plan.csv (per call: the frame's maps, the maps drawn, the planning guess) and
 OUT/half_widths.csv (the planned 95% half-width of each cell's target share), and renders
 the maps on sheets of six in outputs/labelling/<model>/share_round/, in the drawn order.
+Once labelled (visual.csv in OUT), `python -m tools.merge_round OUT --into
+data/annotations/<model>` joins the round to the label folder.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.analyses.patterns_apply.claims import FIRST_THREE
 from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import atomic_path, write_table
-from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
 from pipeline.kovaleva.patterns.design import (
     CALL,
     call_counts,
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         digest = sha256_of(classifier)
         predictions = pd.read_parquet(args.outputs / "patterns" / "predictions" /
                                       f"seed{args.run_seed}.parquet")  # fmt: skip
+        predictions[CALL] = predictions["label"]  # the classifier to be frozen calls the maps
         labelled = read_sample(args.data / "annotations" / args.model / SAMPLE_FILE)
         frame = unsampled(
             predictions.assign(layer=predictions["layer"] - 1, head=predictions["head"] - 1),

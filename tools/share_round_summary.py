@@ -1,16 +1,16 @@
 """share_round_summary: what a share round's labels say, written beside them (not a stage).
 
-    python -m tools.share_round_summary data/share_round/minilm_l6 \
+    python -m tools.share_round_summary data/annotations/minilm_l6 \
         --predictions outputs/patterns/predictions/seed42.parquet
 
-Writes FOLDER/summary.md, generated (never edited by hand): the annotators' pairwise
+Writes FOLDER/share_summary.md for the label folder's share round (`share_estimate.read_round`),
+generated (never edited by hand): the round's annotators' pairwise
 agreement, every pair that shares maps (raw and Cohen's kappa,
 pipeline/kovaleva/patterns/agreement.py), the resolved
 labels against the stratifier's call, the transport check by task and by variant
 (share_estimate.transport_check), and the shares of the run whose predictions are given,
-with 95% intervals (share_estimate.estimate_shares, 1,000 resamples, seed 0): each type's
-and the first three types' together, per (task, variant). Until the claims read the round,
-these shares are a record, not a verdict.
+with 95% intervals (share_estimate.run_shares, 1,000 resamples, seed 0): each type's and
+the first three types' together, per (task, variant), as patterns_apply computes them.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline.analyses.patterns_apply.claims import FIRST_THREE
 from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_text
 from pipeline.kovaleva.patterns.agreement import kappa, paired_labels, raw_agreement
-from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample, resolve
-from pipeline.kovaleva.patterns.share_estimate import estimate_shares, round_labels, transport_check
+from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample
+from pipeline.kovaleva.patterns.share_estimate import read_round, run_shares, transport_check
+
+SUMMARY_FILE = "share_summary.md"
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -50,11 +51,11 @@ def pairwise(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(folder: Path, predictions: Path) -> str:
+    labelled = read_round(folder)
     sample = read_sample(folder / SAMPLE_FILE)
     labels = read_labels(folder, sample["map_id"])
-    labelled = round_labels(sample, resolve(labels))
-    draws = estimate_shares(pd.read_parquet(predictions), labelled, n_resamples=1000, seed=0)
-    shares = pd.concat([draws.table(), draws.sum_of(list(FIRST_THREE), "first_three")])
+    labels = labels[labels["map_id"].isin(labelled["map_id"])]
+    shares = run_shares(pd.read_parquet(predictions), labelled, n_resamples=1000, seed=0)
     shares = shares.sort_values(["variant", "task"], kind="stable")
     calls = pd.crosstab(labelled["call"], labelled["label"]).reset_index()
     checks = [transport_check(labelled, by=by).assign(by=by) for by in ("task", "variant")]
@@ -83,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with exit_on_error():
         text = summary(args.folder, args.predictions)
-    write_text(args.folder / "summary.md", text)
-    print(f"wrote {args.folder / 'summary.md'}")
+    write_text(args.folder / SUMMARY_FILE, text)
+    print(f"wrote {args.folder / SUMMARY_FILE}")
     return 0
 
 

@@ -15,9 +15,6 @@ other stages' results as typed results (the `results` modules of the analyses, o
   claims read nothing else);
 - cases.py: a claim's synthetic cases (typed results in memory and the verdict they must
   give), which each claims module declares beside its claims (`cases()`);
-- shares.py, share_notes.py: pattern-type shares corrected for the classifier's errors,
-  and what they say in words (with the two ends of a share below the classifier's
-  resolution);
 - validity.py, seeds.py, strata.py, selection.py, standout.py, unchanged.py: the validity
   and headroom gates, the interval over seeds, a statistic pooled over independent strata
   (tasks), the best or mean of many units, heads that stand out, zero-width intervals;
@@ -33,6 +30,6 @@ other stages' results as typed results (the `results` modules of the analyses, o
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
   the current claims;
 - across_models.py: the claims tables of several experiments (one per model) side by side;
-- coverage.py, boundary_coverage.py, design_coverage.py: the simulations behind the
-  intervals' coverage.
+- coverage.py: the simulation behind the seed interval's coverage (the pattern-type
+  shares' is pipeline/kovaleva/patterns/share_simulation.py).
 """

@@ -124,7 +124,7 @@ def judge(claim: Claim, measured: Estimate, reason: str = "", dev_rows: float = 
     whether any number of the task's dev rows could decide it."""
     if reason:  # a gate failed
         return Judged(measured, "not testable", reason)
-    verdict, withheld = settle(claim.rule(measured), measured, claim.rule)
+    verdict, withheld = settle(claim.rule(measured), measured)
     if verdict == "not testable":
         return Judged(measured, verdict, measured.note)
     if withheld:
@@ -327,7 +327,7 @@ def _at(claim: Claim, measured: Estimate, factor: float) -> str:
     scaled = claim.rule.scaled(factor)
     if scaled.decided_in_advance():
         return "decided in advance"
-    return settle(scaled(measured), measured, scaled)[0]
+    return settle(scaled(measured), measured)[0]
 
 
 def flat_metrics(table: pd.DataFrame) -> dict[str, float | str | int]:

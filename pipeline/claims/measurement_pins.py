@@ -13,10 +13,12 @@ them (the label folders the classifier learns from, an example count, a classifi
 in conf/<group>/default.yaml or in a profile) changes what a verdict rests on, and moves
 the digest.
 
-Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`) of each folder that
-`patterns.labels_from` names, under data/annotations/, by their SHA-256 (`label_pins`). A new
-labelling round, or one label changed, retrains the classifier that measures every share
-claim, so it moves the digest like a setting does; the folders' maps and READMEs do not.
+Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`), the sample file (each
+map's stratum and inclusion probability) and the share round's frozen stratifier of each
+folder that `patterns.labels_from` names, under data/annotations/, by their SHA-256
+(`label_pins`). A new labelling round, or one label changed, moves the shares every share
+claim reads (and retrains the classifier), so it moves the digest like a setting does; the
+folders' maps and READMEs do not.
 
 Fixture: `registry_fixture/` beside this file is a frozen copy of one run's inputs to the
 claims stage for a two-sentence and a one-sentence task (MRPC, SST-2; MiniLM-L6, seed 42).
@@ -45,7 +47,8 @@ from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Estimate
 from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.errors import PipelineError
-from pipeline.kovaleva.patterns.labels import HUMAN_FILE, VISUAL_FILE
+from pipeline.kovaleva.patterns.labels import HUMAN_FILE, SAMPLE_FILE, VISUAL_FILE
+from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -203,7 +206,7 @@ def label_pins() -> dict[str, dict[str, str]]:
             raise PipelineError(f"claims registry: no label folder {folder}; fix labels_from")
         pins[name] = {
             file: hashlib.sha256((folder / file).read_bytes()).hexdigest()
-            for file in (VISUAL_FILE, HUMAN_FILE)
+            for file in (VISUAL_FILE, HUMAN_FILE, SAMPLE_FILE, STRATIFIER_FILE)
             if (folder / file).exists()
         }
     return pins
@@ -215,9 +218,8 @@ def _rounded(value: float) -> str:
 
 def estimate_pin(m: Estimate) -> list[Any]:
     """Every input a rule, `settle` and the power check read of a measured statistic:
-    [statistic, ci_low, ci_high, 'resolved' | 'unresolved', critical, evidence, bracket],
-    each number rounded (`DIGITS`), the evidence by name, each bracket end pinned alike; the
-    note (words) is left out."""
+    [statistic, ci_low, ci_high, 'resolved' | 'unresolved', critical, evidence], each number
+    rounded (`DIGITS`), the evidence by name; the note (words) is left out."""
     numbers = [_rounded(v) for v in (m.statistic, m.ci_low, m.ci_high)]
     evidence = {name: _rounded(float(value)) for name, value in m.evidence.items()}
     return [
@@ -225,7 +227,6 @@ def estimate_pin(m: Estimate) -> list[Any]:
         "unresolved" if m.unresolved else "resolved",
         _rounded(m.critical),
         evidence,
-        [estimate_pin(end) for end in m.bracket],
     ]
 
 

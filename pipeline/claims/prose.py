@@ -142,12 +142,12 @@ def all_row_thresholds(root: Path) -> str:
         measured = _kept(values, f"{ALL_RELATIONS}_head_accuracy")
         rule = absolute.rule
         rules = [rule.scaled(t / rule.threshold.value) for t in ALL_ROW_THRESHOLDS]
-        verdicts = [settle(r(measured), measured, r)[0] for r in rules]
+        verdicts = [settle(r(measured), measured)[0] for r in rules]
         gain = _kept(values, f"{ALL_RELATIONS}_relative_gain")
         ratio = (
             "not kept | —"
             if gain is None
-            else (f"{_bracketed(gain)} | {settle(relative.rule(gain), gain, relative.rule)[0]}")
+            else (f"{_bracketed(gain)} | {settle(relative.rule(gain), gain)[0]}")
         )
         lines.append(
             f"| {name} | {_bracketed(measured)} | " + " | ".join(verdicts) + f" | {ratio} |"
@@ -223,14 +223,8 @@ RESULTS = {
     "seed-coverage": Block(
         Path("docs/statistics.md"), (Path("outputs/reference/seed_interval_coverage.md"),)
     ),
-    "boundary-coverage": Block(
-        Path("docs/statistics.md"), (Path("outputs/reference/boundary_coverage.md"),)
-    ),
-    "design-coverage": Block(
-        Path("docs/statistics.md"), (Path("outputs/reference/design_coverage.md"),)
-    ),
-    "quapy-crosscheck": Block(
-        Path("docs/statistics.md"), (Path("benchmarks/records/quapy_crosscheck.md"),)
+    "share-simulation": Block(
+        Path("docs/statistics.md"), (Path("outputs/reference/share_simulation.md"),)
     ),
     "quick-measures": Block(
         Path("docs/stages/norms-rollout-gates.md"),

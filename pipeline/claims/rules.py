@@ -11,14 +11,11 @@ fine-tuning seeds is `seed-dependent` when one seed's interval supports it and a
 contradicts it (pipeline/claims/evaluate.py).
 
 No interval decides a claim when it has no width, or when its statistic says it cannot be
-placed against the threshold (`Estimate.unresolved`, e.g. a pattern-type share below what
-the classifier resolves): `settle` turns such a `supported` or `contradicted` into
-`inconclusive` with the reason, for every claim (evaluate.py judges through it). An
-unresolved statistic may carry its `bracket`: the statistic recomputed with what cannot be
-resolved set to each end of the range it can take (a type's share at 0 and at a stated upper
-bound); when the rule gives the same verdict on every end, the verdict does not depend on
-what is unresolved, and it stands. A zero-width interval is a statistic collapsed at a
-boundary, not a measurement without error.
+placed against the threshold (`Estimate.unresolved`, e.g. every seed's interval collapsed,
+pipeline/claims/seeds.py): `settle` turns such a `supported` or `contradicted` into
+`inconclusive` with the reason, for every claim (evaluate.py judges through it). A
+zero-width interval is a statistic collapsed at a boundary, not a measurement without
+error.
 
 An estimate lies inside its own interval (`Estimate.inside`): the statistic and its interval
 are one quantity, never a clipped estimate beside unclipped draws.
@@ -69,7 +66,6 @@ class Estimate:
     note: str = ""
     evidence: dict[str, float] = field(default_factory=dict)
     unresolved: str = ""
-    bracket: tuple[Estimate, ...] = ()  # the statistic at each end of what is unresolved
 
     def __post_init__(self) -> None:
         values = (self.statistic, self.ci_low, self.ci_high)
@@ -152,19 +148,14 @@ ZERO_WIDTH = (
 )
 
 
-def settle(
-    verdict: Verdict, measured: Estimate, rule: Callable[[Estimate], Verdict] | None = None
-) -> tuple[Verdict, str]:
+def settle(verdict: Verdict, measured: Estimate) -> tuple[Verdict, str]:
     """A rule's verdict on `measured` and why it was withheld ('' when it stands): a
-    decided verdict becomes `inconclusive` on a zero-width interval, and on an unresolved
-    statistic unless `rule` (the rule that gave `verdict`) says the same on every end of its
-    `bracket` (module docstring)."""
+    decided verdict becomes `inconclusive` on a zero-width interval or an unresolved
+    statistic (module docstring)."""
     if verdict not in ("supported", "contradicted"):
         return verdict, ""
     if measured.unresolved:
-        bracketed = rule is not None and bool(measured.bracket)
-        if not (bracketed and all(rule(end) == verdict for end in measured.bracket)):
-            return "inconclusive", measured.unresolved
+        return "inconclusive", measured.unresolved
     if measured.ci_high <= measured.ci_low:
         return "inconclusive", ZERO_WIDTH
     return verdict, ""

@@ -82,18 +82,4 @@ def across_seeds(per_seed: Sequence[Estimate]) -> Estimate:
         note="; ".join(notes),
         evidence={"seeds": k, "between_seeds": float(between), "within_seeds": within} | rows,
         unresolved="; ".join(unresolved),
-        bracket=pooled_bracket(per_seed),
-    )
-
-
-def pooled_bracket(per_seed: Sequence[Estimate]) -> tuple[Estimate, ...]:
-    """The ends of the pooled statistic's unresolved range (rules.Estimate.bracket): each
-    end pooled over the seeds, a resolved seed standing at every end as itself; () when a
-    seed is unresolved without a bracket, or the seeds' brackets differ in length."""
-    ends = {len(m.bracket) for m in per_seed if m.bracket}
-    if len(ends) != 1 or any(m.unresolved and not m.bracket for m in per_seed):
-        return ()
-    count = ends.pop()
-    return tuple(
-        across_seeds([m.bracket[i] if m.bracket else m for m in per_seed]) for i in range(count)
     )

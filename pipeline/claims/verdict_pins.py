@@ -4,7 +4,7 @@ of per-seed statistics, and the gates' answers on a synthetic grid of margins.
 
 The verdict grid runs every case through what the claims stage runs after measuring: the
 interval over seeds (seeds.across_seeds, with its t quantile), the rule (rules.Beyond, on
-both sides), `settle` (zero-width and unresolved intervals, with their brackets), the power
+both sides), `settle` (zero-width and unresolved intervals), the power
 check (the detectable effect with Z_POWER, the rows and seeds it would take) and the
 sensitivity columns (evaluate.evaluate_claim); and how a finding read two ways combines its
 readings' verdicts (readings.combined), for every pair of them. The gate grid asks
@@ -69,8 +69,8 @@ def _seed(estimate: float, width: float, **extra: object) -> Estimate:
 
 def grid_cases() -> dict[str, dict[int, Estimate]]:
     """Per case, its per-seed statistics: one seed or three, around each centre, each width
-    and spread; then the edges `settle` decides (zero widths, unresolved ones with a bracket
-    that agrees and one that does not), and seeds whose verdicts disagree."""
+    and spread; then the edges `settle` decides (zero widths, an unresolved interval), and
+    seeds whose verdicts disagree."""
     cases: dict[str, dict[int, Estimate]] = {}
     for seeds, centre, width, spread in product((1, 3), CENTRES, HALF_WIDTHS, SPREADS):
         if seeds == 1 and spread:
@@ -80,16 +80,10 @@ def grid_cases() -> dict[str, dict[int, Estimate]]:
             s: _seed(e, width) for s, e in zip(SEEDS, estimates, strict=False)
         }
     collapsed = Estimate(0.0, 0.0, 0.0)
-    ends = (Estimate(0.0, 0.0, 0.0), Estimate(0.02, 0.02, 0.02))
-    wide_ends = (Estimate(0.0, 0.0, 0.0), Estimate(0.3, 0.3, 0.3))
     cases |= {
         "collapsed": {42: collapsed},
         "one seed collapsed": {42: _seed(0.2, 0.04), 43: collapsed, 44: _seed(0.25, 0.04)},
-        "unresolved, ends agree": {42: _seed(0.01, 0.02, unresolved=UNRESOLVED, bracket=ends)},
-        "unresolved, ends differ": {
-            42: _seed(0.01, 0.02, unresolved=UNRESOLVED, bracket=wide_ends)
-        },
-        "unresolved, no bracket": {42: _seed(0.01, 0.02, unresolved=UNRESOLVED)},
+        "unresolved": {42: _seed(0.01, 0.02, unresolved=UNRESOLVED)},
         # one seed's interval on each side of the threshold: `seed-dependent`
         "seeds disagree": {42: _seed(0.3, 0.04), 43: _seed(-0.25, 0.04)},
         "seeds disagree, one undecided": {

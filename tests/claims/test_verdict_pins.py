@@ -179,17 +179,15 @@ def test_disabling_the_seed_dependent_verdict_moves_the_digest(
 
 
 def test_every_input_a_rule_reads_is_pinned():
-    """A statistic's critical value, its evidence and each end of its bracket enter the pin
+    """A statistic's critical value, its evidence and whether it is resolved enter the pin
     (the fixture's and any other), its note (words) does not."""
-    end = Estimate(0.0, 0.0, 0.0)
-    measured = Estimate(0.01, 0.0, 0.02, evidence={"rows": 96.0}, unresolved="u", bracket=(end,))
+    measured = Estimate(0.01, 0.0, 0.02, evidence={"rows": 96.0}, unresolved="u")
     pin = estimate_pin(measured)
     moved = [
         dataclasses.replace(measured, critical=2.5),
         dataclasses.replace(measured, evidence={"rows": 97.0}),
-        dataclasses.replace(measured, bracket=(end, Estimate(0.3, 0.3, 0.3))),
-        dataclasses.replace(measured, bracket=(Estimate(0.1, 0.1, 0.1),)),
         dataclasses.replace(measured, unresolved=""),
+        dataclasses.replace(measured, ci_high=0.03),
     ]
     assert all(estimate_pin(m) != pin for m in moved)
     assert estimate_pin(dataclasses.replace(measured, note="reworded")) == pin

@@ -1,56 +1,34 @@
 """Kovaleva et al. (2019), Sec. 4.1 and 4.4: the five attention-pattern types recur, the
 first three hold a large part of the attention, the heterogeneous share, and vertical
-attention on [CLS]/[SEP]; each share corrected for the pattern classifier's errors
-(pipeline/claims/shares.py) on the labelled maps that stand for the run's maps."""
+attention on [CLS]/[SEP]. Each share is estimated from the model's share round, maps drawn at
+random within the frozen stratifier's calls and labelled by eye
+(pipeline/kovaleva/patterns/share_estimate.py): patterns_apply's `estimated` shares of the
+fine-tuned maps, in [0, 1] by construction."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
 
-import numpy as np
-import pandas as pd
-
 from pipeline.analyses.framenet.results import FramenetHeads
 from pipeline.analyses.patterns_apply.results import PatternsApplyMetrics
-from pipeline.analyses.patterns_train.results import CrossValidation
 from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
-from pipeline.claims.share_notes import (
-    Shares,
-    below_resolution,
-    bracket_ends,
-    bracket_note,
-    shares_of,
-    unidentified,
-    unresolved,
-)
-from pipeline.claims.shares import (
-    DESIGN_ROUND,
-    SHARE_RESAMPLES,
-    CorrectedShares,
-    corrected_shares,
-    design_weights,
-)
 from pipeline.claims.thresholds import LARGE_PART, MINORITY, MOSTLY, RECURS
-from pipeline.core.errors import PipelineError
 from pipeline.core.results import Family
 from pipeline.core.schema import load_task
-from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
 
 PAPER = "Kovaleva et al. 2019"
-FIRST_THREE = ("vertical", "diagonal", "vertical+diagonal")
 # Sec. 4.1 prints one per-type share on these tasks (QQP's 61% is above half: no row there)
 PRINTED_HETEROGENEOUS = {"mrpc": 0.32}
-# the config keys each claim family's measurement depends on (measurement_pins.py)
+# the config keys each claim family's measurement depends on (measurement_pins.py); the share
+# round's labels and stratifier are pinned as files (measurement_pins.label_pins)
 PATTERNS = (
     "dump_attention.num_examples",
     "patterns.num_examples",
-    "patterns.labels_from",
-    "patterns.sample",
-    "patterns.heuristic",
     "patterns.classifier",
 )
 SETTINGS = {
@@ -59,6 +37,12 @@ SETTINGS = {
     "extension.heterogeneous_minority": PATTERNS,
     "kovaleva.vertical_is_special_tokens": PATTERNS,
 }
+ESTIMATE = (
+    "estimated from the model's share round: sum over the frozen stratifier's calls h of the "
+    "task's fine-tuned maps called h (share W_h) times the round's maps called h labelled the "
+    "type by eye (share P(type | h)); 95% interval from a bootstrap of the dev examples and of "
+    "the labelled maps within each call"
+)
 
 
 @cache
@@ -74,119 +58,46 @@ def input_types(task: str) -> tuple[str, ...]:
     return tuple(k for k in CLASSES if not (k == "block" and one_sentence(task)))
 
 
-def type_shares(out: StageOutputs, task: str, seed: int) -> CorrectedShares:
-    """The shares of the types `task`'s inputs can show (`input_types`) among its fine-tuned
-    maps (fine-tuning seed `seed`), corrected with the classifier's cross-validated errors on
-    the labelled maps of the same input kind, one sentence or two, of the rule-stratified
-    round, each weighted by its stratum's maps in this run (pipeline.claims.shares)."""
+def estimated_share(out: StageOutputs, task: str, seed: int, kind: str) -> Estimate:
+    """The share of `kind` (a type, or `first_three`) among `task`'s fine-tuned maps of seed
+    `seed`, as patterns_apply estimated it from the share round; undefined, with the reason,
+    where it has none."""
     applied = out.read(PatternsApplyMetrics, seed)
-    labelled = out.read(CrossValidation)
-    kinds = input_types(task)
-    labelled = labelled.where(labelled.task.map(one_sentence) == one_sentence(task))
-    labelled = labelled.where(labelled.round == DESIGN_ROUND)
-    foreign = ~labelled.visual.isin(kinds) | ~labelled.cnn.isin(kinds)
-    if foreign.any():
-        row = labelled.where(foreign)
-        raise PipelineError(
-            f"claims: labelled map {row.map_id.iloc[0]} of {row.task.iloc[0]} is "
-            f"{row.visual.iloc[0]!r} by eye and {row.cnn.iloc[0]!r} by the classifier, a type "
-            "its input cannot show; relabel it (guide: a single sentence is never block)"
+    if not applied.estimated:
+        return undefined(
+            "patterns_apply estimated no share from a share round: the model's label folder "
+            "has none (no stratifier.pt; tools.patterns_round draws one), or these metrics "
+            "predate it (a kept run whose attention stores are gone cannot be classified "
+            "again)"
         )
-    observed = [Estimate.of(applied.shares[task][k]) for k in kinds]
-    return corrected_shares(
-        np.array([m.statistic for m in observed]),
-        np.array([m.ci_low for m in observed]),
-        np.array([m.ci_high for m in observed]),
-        labelled.visual,
-        labelled.cnn,
-        input_examples(labelled),
-        kinds,
-        applied.max_share_change,
-        SHARE_RESAMPLES,
-        seed,
-        stratum_weights(labelled, applied, seed),
-    )
-
-
-def unweighted(out: StageOutputs, seed: int) -> str:
-    """Why the error rates cannot be weighted by this run's maps ('' when they can): a run
-    made before patterns_apply counted its maps by the rule's class (a kept run among
-    them), whose share claims are not testable until it is rerun."""
-    if out.read(PatternsApplyMetrics, seed).rule_maps:
-        return ""
-    return (
-        f"patterns_apply's metrics of seed {seed} do not count the run's maps by the rule's "
-        "class, which weigh the labelled maps the classifier's error rates rest on; rerun "
-        "patterns_apply"
-    )
-
-
-def stratum_weights(
-    labelled: CrossValidation, applied: PatternsApplyMetrics, seed: int
-) -> np.ndarray:
-    """Each labelled map's design weight [N]: its stratum's (variant, task, rule class) maps
-    in this run (patterns_apply's `rule_maps` counts of seed `seed`, over the cells the
-    labelled maps come from) over its stratum's labelled maps (shares.design_weights)."""
-    strata = labelled.variant + "." + labelled.task + "." + labelled.rule
-    cells = set(zip(labelled.task, labelled.variant, strict=True))
-    if not applied.rule_maps:
-        raise PipelineError(
-            f"claims: patterns_apply's metrics of seed {seed} count no map by the rule's class "
-            "(`<task>.<variant>.rule_maps.<class>`); rerun it (dvc repro patterns_apply)"
+    if task not in applied.estimated or kind not in applied.estimated[task]:
+        return undefined(
+            f"no estimate of {task}'s {kind} share: a call that holds its maps has no "
+            f"labelled map in the share round (patterns_apply's estimated_shares.csv, seed "
+            f"{seed}, gives the reason)"
         )
-    population = {
-        f"{variant}.{task}.{rule}": maps
-        for (task, variant, rule), maps in applied.rule_maps.items()
-        if (task, variant) in cells
-    }
-    try:
-        return design_weights(strata, population)
-    except ValueError as uncovered:
-        raise PipelineError(f"claims: {uncovered}") from uncovered
-
-
-def input_examples(labelled: CrossValidation) -> pd.Series:
-    """The input example each labelled map comes from (both variants of an example are one
-    example), named across label folders and tasks: the clusters the shares' intervals
-    resample (pipeline.claims.shares)."""
-    folder = "" if labelled.labels_from is None else labelled.labels_from  # one-folder runs
-    return folder + "/" + labelled.task + "/" + labelled.example_id.astype(str)
+    return Estimate.of(applied.estimated[task][kind])
 
 
 def types_recur(task: str) -> Claim:
-    def smallest_share(shares: Shares, heads: int) -> Estimate:
-        weakest = smallest(*(Estimate(*map(float, v)) for v in zip(*shares, strict=True)))
-        return Estimate(*(heads * getattr(weakest, f) for f in FIELDS))  # heads' worth
-
     def measure(out: StageOutputs, seed: int) -> Estimate:
-        if reason := unweighted(out, seed):
-            return undefined(reason)
-        found = type_shares(out, task, seed)
-        if reason := unidentified(found):
-            shares = {
-                k: Estimate(*(float(v[i]) for v in shares_of(found)))
-                for i, k in enumerate(found.classes)
-            }
-            estimated = ", ".join(
-                f"{k} {m.statistic:.3f} [{m.ci_low:.3f}, {m.ci_high:.3f}]"
-                for k, m in shares.items()
-                if not m.undefined
-            )
-            parts = [reason, f"the others' corrected shares: {estimated}", unresolved(found)]
-            return undefined("; ".join(part for part in parts if part))
+        shares = {k: estimated_share(out, task, seed, k) for k in input_types(task)}
+        weakest = smallest(*shares.values())
+        if weakest.undefined:
+            return weakest
         heads = len(out.read(FramenetHeads))  # the model's heads, one row each
-        return replace(
-            smallest_share(shares_of(found), heads),
-            note="; ".join(n for n in (unresolved(found), bracket_note(found)) if n),
-            unresolved=below_resolution(found),
-            bracket=tuple(smallest_share(end, heads) for end in bracket_ends(found)),
+        rarest = min(shares, key=lambda k: shares[k].statistic)
+        return Estimate(
+            *(heads * getattr(weakest, f) for f in FIELDS),
+            note=f"the rarest type is {rarest}: {shares[rarest].statistic:.4f} "
+            f"[{shares[rarest].ci_low:.4f}, {shares[rarest].ci_high:.4f}] of the maps; where "
+            "its interval straddles one head's worth, the round is too small to resolve it",
         )
 
     if one_sentence(task):
-        count, kind = "four", "one"
-        types = "four pattern types a single sentence can show (block needs two)"
+        count, types = "four", "four pattern types a single sentence can show (block needs two)"
     else:
-        count, kind, types = "five", "two", "five pattern types"
+        count, types = "five", "five pattern types"
     return Claim(
         name=f"kovaleva.types_recur.{task}",
         source=Source(
@@ -195,13 +106,9 @@ def types_recur(task: str) -> Claim:
             "the five attention-pattern types recur consistently across heads and tasks",
         ),
         finding=f"each of the {types} makes up a share of the fine-tuned model's maps ({task})",
-        statistic=f"the smallest of the {count} types' shares, each corrected for the "
-        f"classifier's cross-validated errors on the labelled {kind}-sentence maps of the "
-        "rule-stratified round, each weighted by its stratum's maps in the run (adjusted "
-        "classify-and-count), times the model's heads (in heads' worth of maps); interval "
-        "over examples, the labelled maps and the classifier's seed, its draws not clipped "
-        "at 0; inconclusive where a type's observed share is below the classifier's "
-        "resolution",
+        statistic=f"the smallest of the {count} types' shares, each {ESTIMATE}, times the "
+        "model's heads (in heads' worth of maps, in [0, heads]); its interval the smallest "
+        "of the lower and of the upper bounds",
         rule=Beyond(RECURS),
         measure=measure,
         finetuned=(task,),
@@ -209,27 +116,8 @@ def types_recur(task: str) -> Claim:
 
 
 def first_three_types_large_part(task: str) -> Claim:
-    def first_three(shares: Shares, rest: list[int]) -> Estimate:
-        corrected, low, high = shares
-        return Estimate(
-            1 - sum(float(corrected[i]) for i in rest),
-            1 - sum(float(high[i]) for i in rest),
-            1 - sum(float(low[i]) for i in rest),
-        )
-
     def measure(out: StageOutputs, seed: int) -> Estimate:
-        if reason := unweighted(out, seed):
-            return undefined(reason)
-        found = type_shares(out, task, seed)
-        rest = [i for i, k in enumerate(found.classes) if k not in FIRST_THREE]
-        if reason := unidentified(found):
-            return undefined(reason)
-        return replace(
-            first_three(shares_of(found), rest),
-            note="; ".join(n for n in (below_resolution(found), bracket_note(found)) if n),
-            unresolved=below_resolution(found),
-            bracket=tuple(first_three(end, rest) for end in bracket_ends(found)),
-        )
+        return estimated_share(out, task, seed, "first_three")
 
     return Claim(
         name=f"kovaleva.first_three_types_large_part.{task}",
@@ -242,9 +130,8 @@ def first_three_types_large_part(task: str) -> Claim:
         ),
         finding=f"vertical, diagonal and vertical+diagonal maps are a large part of the "
         f"fine-tuned model's maps ({task})",
-        statistic="1 - heterogeneous share - block share (block: two-sentence tasks only), "
-        "each corrected for the classifier's cross-validated errors as in types_recur; "
-        "interval by interval arithmetic on the corrected shares' intervals (conservative)",
+        statistic=f"the share of the three types together, {ESTIMATE} (the three summed in "
+        "each resample)",
         rule=Beyond(LARGE_PART),
         measure=measure,
         finetuned=(task,),
@@ -258,25 +145,7 @@ def heterogeneous_minority(task: str) -> Claim:
     were seen), so the row is an extension, never counted among the papers' findings."""
 
     def measure(out: StageOutputs, seed: int) -> Estimate:
-        if reason := unweighted(out, seed):
-            return undefined(reason)
-        found = type_shares(out, task, seed)
-        i = found.classes.index("heterogeneous")
-        hidden = unidentified(found)
-        if not found.identifiable[i]:
-            return undefined(hidden)
-        unresolvable = "heterogeneous" in found.below_resolution()
-        solved = f"{hidden}; the heterogeneous share is solved with it taken as absent"
-        return Estimate(
-            *(float(v[i]) for v in shares_of(found)),
-            note="; ".join(n for n in (solved if hidden else "", bracket_note(found)) if n)
-            if unresolvable
-            else (solved if hidden else ""),
-            unresolved=below_resolution(found) if unresolvable else "",
-            bracket=tuple(Estimate(*(float(v[i]) for v in end)) for end in bracket_ends(found))
-            if unresolvable
-            else (),
-        )
+        return estimated_share(out, task, seed, "heterogeneous")
 
     return Claim(
         name=f"extension.heterogeneous_minority.{task}",
@@ -292,8 +161,7 @@ def heterogeneous_minority(task: str) -> Claim:
         finding="heterogeneous maps (the paper's upper bound on potentially informative "
         f"heads) are a minority of the fine-tuned model's maps ({task}; this project's "
         "reading of the paper's 32%, not its finding)",
-        statistic="the heterogeneous share, corrected for the classifier's cross-validated "
-        "errors as in types_recur",
+        statistic=f"the heterogeneous share, {ESTIMATE}",
         rule=Beyond(MINORITY, side="below"),
         measure=measure,
         finetuned=(task,),
@@ -334,30 +202,21 @@ def claims(scope: Scope) -> list[Claim]:
 
 
 def _planted(task: str, shares: dict[str, float], on_special: float = 0.55) -> dict:
-    """`task`'s fine-tuned maps with these shares (each +-0.01, at least 0) and `on_special`
-    +-0.1 of its vertical maps on [CLS]/[SEP]; 40 maps of each type its input can show
-    labelled by eye in the rule-stratified round (the rule's class is the type's), 38
-    called their own type in cross-validation, 2 vertical (vertical's: diagonal), one map
-    per example and as many of the run's maps per stratum (design weights 1); a model that
-    learned its task, and five heads."""
+    """`task`'s fine-tuned maps with these estimated shares (each +-0.01; the first three
+    types' share their sum +-0.01) and `on_special` +-0.1 of its vertical
+    maps on [CLS]/[SEP]; a model that learned its task, and five heads."""
     kinds = input_types(task)
-    labelled = [(f"{task}{k}{i}", k, k if i < 38 else "diagonal" if k == "vertical" else "vertical")
-                for k in kinds for i in range(40)]  # fmt: skip
-    ids, visual, cnn = (list(column) for column in zip(*labelled, strict=True))
+    first_three = sum(shares[k] for k in FIRST_THREE)
+    estimated = {k: interval(shares[k], 0.01) for k in kinds}
     applied = PatternsApplyMetrics(
         shares=Family({task: Family({k: interval(shares[k], 0.01) for k in kinds})}),
         vertical_on_special=Family({task: interval(on_special, 0.1)}),
-        rule_maps=Family({(task, "finetuned", k): 40.0 for k in kinds}),
+        estimated=Family({task: Family(estimated | {"first_three": interval(first_three, 0.01)})}),
         max_share_change=0.01,
     )
-    cross_validation = CrossValidation.of(
-        map_id=ids, task=task, variant="finetuned", round=DESIGN_ROUND, rule=visual,
-        example_id=range(len(ids)), visual=visual, cnn=cnn,
-    )  # fmt: skip
     heads = FramenetHeads.of(score=[0.5] * 5, score_ci_low=[0.4] * 5, score_ci_high=[0.6] * 5)
     return {
         (PatternsApplyMetrics, SEED): applied,
-        (CrossValidation,): cross_validation,
         (FramenetHeads,): heads,
     } | table1({task: learned_row()})
 
@@ -365,6 +224,14 @@ def _planted(task: str, shares: dict[str, float], on_special: float = 0.55) -> d
 EVEN = dict.fromkeys(CLASSES, 0.125) | {"vertical": 0.5}  # a sentence pair's five types
 SINGLE = dict.fromkeys(CLASSES, 1 / 6) | {"vertical": 0.5, "block": 0.0}  # a sentence's four
 BLOCKS = dict.fromkeys(CLASSES, 0.05) | {"heterogeneous": 0.15, "block": 0.7}  # a pair's, block
+FIFTHS = dict.fromkeys(CLASSES, 0.2)  # each type at one head's worth of five
+
+
+def _without_round(task: str) -> dict:
+    """`_planted` for a model whose label folder has no share round: no estimated share."""
+    planted = _planted(task, EVEN)
+    applied = planted[(PatternsApplyMetrics, SEED)]
+    return planted | {(PatternsApplyMetrics, SEED): replace(applied, estimated=Family({}))}
 
 
 def cases() -> list[Case]:
@@ -381,6 +248,21 @@ def cases() -> list[Case]:
             "contradicted",
             _planted("mrpc", EVEN),
             "the smallest of five types, 0.125 of five heads' maps, is under one head's worth",
+            mrpc,
+        ),
+        Case(
+            "kovaleva.types_recur.mrpc",
+            "inconclusive",
+            _planted("mrpc", FIFTHS),
+            "every type at 0.2 +- 0.01 of five heads' maps: 1.0 +- 0.05 heads' worth straddles "
+            "one head",
+            mrpc,
+        ),
+        Case(
+            "kovaleva.first_three_types_large_part.mrpc",
+            "not testable",
+            _without_round("mrpc"),
+            "no share round for the model: no share is estimated",
             mrpc,
         ),
         Case(

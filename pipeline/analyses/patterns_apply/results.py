@@ -1,7 +1,7 @@
 """What the patterns_apply stage writes that others read: per fine-tuning seed, each
-task's share of every pattern type among its fine-tuned maps, the share of vertical maps
-on [CLS]/[SEP], the run's maps per threshold-rule class, and the classifier's seed
-stability (metrics/patterns_apply/seed<N>.json)."""
+task's share of every pattern type among its fine-tuned maps (the classifier's, and the one
+estimated from the share round), the share of vertical maps on [CLS]/[SEP], and the
+classifier's seed stability (metrics/patterns_apply/seed<N>.json)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pipeline.core.schema import PatternClass
 from pipeline.core.stats import Interval
 
 FINETUNED = "finetuned"  # the variant the claims read
-RULE_MAPS = ".rule_maps."
+ESTIMATED = f".{FINETUNED}.estimated."
 
 
 def _shares(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, Family]:
@@ -44,16 +44,16 @@ def _on_special(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, In
             if k.endswith(suffix)}  # fmt: skip
 
 
-def _rule_maps(flat: Mapping[str, Any], place: str, stage: str) -> dict[tuple, float]:
-    """(task, variant, rule class) -> the run's maps of that cell the threshold rule puts in
-    that class (`<task>.<variant>.rule_maps.<class>`)."""
-    found = {}
-    for k, maps in flat.items():
-        if RULE_MAPS in k:
-            cell, rule = k.split(RULE_MAPS)
-            task, variant = cell.split(".")
-            found[(task, variant, rule)] = float(maps)
-    return found
+def _estimated(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, Family]:
+    """task -> pattern type (or `first_three`) -> its share among the task's fine-tuned maps,
+    estimated from the share round (`<task>.finetuned.estimated.<type>`; absent without a
+    round, or where a call holding the task's maps has no labelled map)."""
+    found: dict[str, dict[str, Interval]] = {}
+    for k in interval_keys(flat):
+        if ESTIMATED in k:
+            task, kind = k.split(ESTIMATED)
+            found.setdefault(task, {})[kind] = interval_at(flat, k)
+    return {t: Family(kinds, place, f"{t} estimated share", stage) for t, kinds in found.items()}
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class PatternsApplyMetrics(Metrics):
     shares: Family = field(metadata=family(_shares, "task"))
     # task -> Interval
     vertical_on_special: Family = field(metadata=family(_on_special, "task's vertical maps"))
-    # (task, variant, rule class) -> maps
-    rule_maps: Family = field(metadata=family(_rule_maps, "rule-class count"))
+    # task -> pattern type or first_three -> Interval (the share round's estimate)
+    estimated: Family = field(metadata=family(_estimated, "task's estimated shares"))
     # the largest change of any share between two classifier seeds
     max_share_change: float = field(metadata=key("seed_stability.max_share_change"))

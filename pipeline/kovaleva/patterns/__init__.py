@@ -26,6 +26,8 @@ written here counts them from 1 (pipeline/core/head_names.py).
 from pipeline.core.schema import PatternClass
 
 CLASSES: tuple[str, ...] = tuple(c.value for c in PatternClass)
+# the types Kovaleva et al. say hold a large part of the attention (Sec. 4.1)
+FIRST_THREE: tuple[str, ...] = ("vertical", "diagonal", "vertical+diagonal")
 
 # The project's definition of the five types, as an annotator applies them by eye (consistent
 # with Kovaleva et al.'s Fig. 1 and the shared labelling guide). The annotation page shows it;

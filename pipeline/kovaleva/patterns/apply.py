@@ -14,6 +14,10 @@ examples (`vertical_statistics`):
                          (the strongest column of A [n, n] is argmax_j mean_i A[i, j] over the
                          example's n word pieces)
 
+With a label folder's share round (`share_estimate.read_round`), the frozen stratifier
+calls every map too (`call`), and each type's share per task and variant is estimated from
+the round's labels by eye (`share_estimate.run_shares`): the shares the claims read.
+
 `classify_heads` is the patterns_apply stage's entry point; `classify_map_set` classifies the
 maps of any `.npz` map set (python -m tools.patterns_classify).
 """
@@ -42,10 +46,15 @@ from pipeline.kovaleva.patterns.cnn import (
     pairs_of,
     predict,
 )
+from pipeline.kovaleva.patterns.design import CALL
 from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.mapsets import read_map_set
 from pipeline.kovaleva.patterns.roles import is_pair
+from pipeline.kovaleva.patterns.share_estimate import run_shares
+
+ESTIMATED = "estimated."  # the metrics' infix of the shares estimated from the share round
+ESTIMATED_COLUMNS = ("task", "variant", "type", "share", "ci_low", "ci_high", "reason")
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,18 @@ class ClassifiedMaps:
     shares: pd.DataFrame  # task, variant, class, count, share, ci_low, ci_high (Fig. 2)
     vertical: pd.DataFrame  # task, variant, statistic, maps, estimate, ci_low, ci_high
     metrics: dict[str, float]  # see `share_metrics`
+    # task, variant, type, share, ci_low, ci_high, reason (share_estimate.run_shares); empty
+    # without a share round
+    estimated: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class ShareRound:
+    """A label folder's share round: its frozen stratifier's first ensemble, and the round's
+    labelled maps (`share_estimate.read_round`)."""
+
+    stratifier: Sequence[PatternCNN]
+    labelled: pd.DataFrame
 
 
 @dataclass(frozen=True)
@@ -98,18 +119,26 @@ def head_inputs(
 
 
 def labelled_heads(
-    found: HeadInputs, variant: str, task: str, first: torch.Tensor, second: torch.Tensor
+    found: HeadInputs,
+    variant: str,
+    task: str,
+    first: torch.Tensor,
+    second: torch.Tensor,
+    call: torch.Tensor | None = None,
 ) -> pd.DataFrame:
     """One row per (example, layer, head) of `found`: the classifier's class and probability
     from its probabilities `first` [maps, C], the seed-stability ensemble's class
-    (`label_seed2`) from `second`, the rule's, and whether the map's strongest column is
-    [CLS] or [SEP] (`strongest_special`)."""
+    (`label_seed2`) from `second`, the frozen stratifier's (`call`) from `call` [maps, C]
+    where given, the rule's, and whether the map's strongest column is [CLS] or [SEP]
+    (`strongest_special`)."""
     frame = found.heads
     frame.insert(0, "variant", variant)
     frame.insert(1, "task", task)
     frame["label"] = np.asarray(CLASSES)[first.argmax(-1).numpy()]
     frame["confidence"] = first.max(-1).values.numpy()
     frame["label_seed2"] = np.asarray(CLASSES)[second.argmax(-1).numpy()]
+    if call is not None:
+        frame[CALL] = np.asarray(CLASSES)[call.argmax(-1).numpy()]
     return frame
 
 
@@ -211,21 +240,25 @@ def seed_change(predictions: pd.DataFrame) -> float:
 
 
 def share_metrics(
-    predictions: pd.DataFrame, shares: pd.DataFrame, vertical: pd.DataFrame
+    predictions: pd.DataFrame,
+    shares: pd.DataFrame,
+    vertical: pd.DataFrame,
+    estimated: pd.DataFrame,
 ) -> dict[str, float]:
-    """`<task>.<variant>.<class>` (share) and `<task>.<variant>.<statistic>` (see
-    `vertical_statistics`, left out where undefined), each with `_ci_low` / `_ci_high`;
-    `<task>.<variant>.
-    rule_agreement` (how often the CNN's class is the rule's); `<task>.<variant>.rule_maps.
-    <class>` (how many maps the rule puts in each class: the strata the claims' error rates
-    are weighted by, pipeline/claims/shares.py); `seed_stability.max_share_change` (see
-    `seed_change`)."""
+    """`<task>.<variant>.<class>` (the classifier's share), `<task>.<variant>.<statistic>`
+    (see `vertical_statistics`) and `<task>.<variant>.estimated.<type>` (the share estimated
+    from the share round, `first_three` among the types), each with `_ci_low` / `_ci_high`
+    and left out where undefined; `<task>.<variant>.rule_agreement` (how often the CNN's
+    class is the rule's); `seed_stability.max_share_change` (see `seed_change`)."""
     metrics: dict[str, float] = {}
     columns = ["task", "variant", "name", "estimate", "ci_low", "ci_high"]
     estimates = pd.concat(
         [
             shares.rename(columns={"class": "name", "share": "estimate"})[columns],
             vertical.rename(columns={"statistic": "name"})[columns],
+            estimated.assign(name=ESTIMATED + estimated["type"])
+            .rename(columns={"share": "estimate"})
+            .reindex(columns=columns),
         ]
     )
     for task, variant, name, estimate, low, high in estimates.itertuples(index=False):
@@ -245,8 +278,6 @@ def share_metrics(
         .mean()
     )
     metrics.update({f"{t}.{v}.rule_agreement": round(a, 4) for (t, v), a in agreement.items()})
-    by_rule = predictions.groupby(["task", "variant", "rule"]).size()
-    metrics.update({f"{t}.{v}.rule_maps.{r}": int(n) for (t, v, r), n in by_rule.items()})
     metrics["seed_stability.max_share_change"] = round(seed_change(predictions), 4)
     return metrics
 
@@ -258,12 +289,16 @@ def classify_heads(
     stores: Mapping[str, AttentionStore],
     settings: PatternsConfig,
     seed: int,
+    share_round: ShareRound | None = None,
 ) -> ClassifiedMaps:
     """Every head's map on the first `settings.num_examples` dumped dev examples of each task
-    and variant (the dump's own seeded sample), classified by both ensembles and the rule;
-    the class shares with their intervals (bootstrap seeded by `seed`). The ensembles
+    and variant (the dump's own seeded sample), classified by both ensembles, the share
+    round's stratifier (where given) and the rule; the class shares with their intervals
+    (bootstrap seeded by `seed`), and the shares estimated from the round. The ensembles
     predict in `settings.classifier.workers` processes of one thread each: the
     probabilities are those of one thread."""
+    if share_round is not None:
+        ensembles = [*ensembles, share_round.stratifier]
     pending = []
     with worker_pool(max(settings.classifier.workers, 1), ensembles) as pool:
         for task, store in stores.items():  # the next maps are read while workers predict
@@ -285,9 +320,13 @@ def classify_heads(
     resamples = settings.classifier.bootstrap_resamples
     shares = class_shares(predictions, resamples, seed)
     vertical = vertical_statistics(predictions, resamples, seed)
-    return ClassifiedMaps(
-        predictions, shares, vertical, share_metrics(predictions, shares, vertical)
+    estimated = (
+        pd.DataFrame(columns=list(ESTIMATED_COLUMNS))
+        if share_round is None
+        else run_shares(predictions, share_round.labelled, n_resamples=resamples, seed=seed)
     )
+    metrics = share_metrics(predictions, shares, vertical, estimated)
+    return ClassifiedMaps(predictions, shares, vertical, metrics, estimated)
 
 
 def classify_map_set(maps_path: Path, classifier_path: Path) -> pd.DataFrame:

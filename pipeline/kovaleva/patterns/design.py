@@ -27,7 +27,7 @@ import pandas as pd
 from pipeline.kovaleva.patterns import CLASSES
 
 CELL = ["task", "variant"]
-CALL = "label"  # the frozen classifier's call in patterns_apply's predictions
+CALL = "call"  # the frozen stratifier's call in patterns_apply's predictions
 
 
 def call_counts(frame: pd.DataFrame) -> pd.DataFrame:

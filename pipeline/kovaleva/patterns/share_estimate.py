@@ -39,16 +39,25 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from pipeline.core.errors import PipelineError
-from pipeline.kovaleva.patterns import CLASSES
+from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
 from pipeline.kovaleva.patterns.design import CALL, CELL
+from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample, resolve
 
 STRATUM = re.compile(r"^call:(?P<call>[^@]+)@(?P<digest>[0-9a-f]+)$")
+STRATIFIER_FILE = "stratifier.pt"  # the frozen stratifier, in the model's label folder
+# a drawn round's files (tools.patterns_round) -> their names in the label folder
+KEPT_FILES = {
+    STRATIFIER_FILE: STRATIFIER_FILE,
+    "plan.csv": "share_plan.csv",
+    "half_widths.csv": "share_half_widths.csv",
+}
 
 
 def round_labels(sample: pd.DataFrame, resolved: pd.DataFrame) -> pd.DataFrame:
@@ -77,6 +86,21 @@ def round_labels(sample: pd.DataFrame, resolved: pd.DataFrame) -> pd.DataFrame:
         )
     maps = sample[["map_id", *CELL]].assign(call=parsed["call"])
     return maps.merge(resolved[["map_id", "label"]], on="map_id", how="inner")
+
+
+def read_round(folder: Path) -> pd.DataFrame:
+    """The share round of a label folder (its maps whose `stratum` is a call, merged by
+    tools.merge_round), as `round_labels` gives it; each map's one label is resolved among
+    the round's own labels, so that a tie goes to the round's primary annotator."""
+    sample = read_sample(folder / SAMPLE_FILE)
+    drawn = sample[sample["stratum"].str.startswith("call:")].reset_index(drop=True)
+    if drawn.empty:
+        raise PipelineError(
+            f"{folder}: no share round (no map with a stratum call:<type>@<digest>); draw one "
+            "with tools.patterns_round and merge it with tools.merge_round"
+        )
+    labels = read_labels(folder, sample["map_id"])
+    return round_labels(drawn, resolve(labels[labels["map_id"].isin(drawn["map_id"])]))
 
 
 @dataclass(frozen=True)
@@ -182,6 +206,18 @@ def estimate_shares(
     draws[:, undefined] = np.nan
     return ShareDraws(
         pd.MultiIndex.from_tuples(list(cells), names=CELL), estimate, draws, tuple(reasons)
+    )
+
+
+def run_shares(
+    predictions: pd.DataFrame, labelled: pd.DataFrame, *, n_resamples: int, seed: int
+) -> pd.DataFrame:
+    """Per (task, variant) of a run's `predictions`: each type's share and the first three
+    types' together (type `first_three`), from `labelled` (`read_round`): columns task,
+    variant, type, share, ci_low, ci_high, reason ('' where defined)."""
+    draws = estimate_shares(predictions, labelled, n_resamples=n_resamples, seed=seed)
+    return pd.concat(
+        [draws.table(), draws.sum_of(list(FIRST_THREE), "first_three")], ignore_index=True
     )
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from pipeline.kovaleva.patterns.apply import (
+    ESTIMATED_COLUMNS,
     class_shares,
     seed_change,
     share_metrics,
@@ -37,7 +38,7 @@ def test_class_shares_with_intervals_over_examples():
     assert seed_change(predictions) == pytest.approx(0.1)  # one head in ten moved
 
 
-def test_the_metrics_count_each_cells_maps_by_the_rules_class():
+def test_the_metrics_hold_the_rules_agreement_and_the_estimated_shares():
     rows = [("rte", "finetuned", "vertical", "vertical")] * 3 + [
         ("rte", "finetuned", "heterogeneous", "vertical"),
         ("rte", "pretrained", "heterogeneous", "block"),
@@ -48,14 +49,18 @@ def test_the_metrics_count_each_cells_maps_by_the_rules_class():
     vertical = pd.DataFrame(
         columns=["task", "variant", "statistic", "estimate", "ci_low", "ci_high"]
     )
-    metrics = share_metrics(predictions, empty, vertical)
-    counts = {k: v for k, v in metrics.items() if ".rule_maps." in k}
-    assert counts == {
-        "rte.finetuned.rule_maps.heterogeneous": 1,
-        "rte.finetuned.rule_maps.vertical": 3,
-        "rte.pretrained.rule_maps.heterogeneous": 1,
-    }
+    estimated = pd.DataFrame(
+        [("rte", "finetuned", "first_three", 0.8, 0.7, 0.9, ""),
+         ("rte", "finetuned", "block", np.nan, np.nan, np.nan, "no labelled map")],
+        columns=list(ESTIMATED_COLUMNS),
+    )  # fmt: skip
+    metrics = share_metrics(predictions, empty, vertical, estimated)
     assert metrics["rte.finetuned.rule_agreement"] == 0.75
+    assert {k: v for k, v in metrics.items() if ".estimated." in k} == {
+        "rte.finetuned.estimated.first_three": 0.8,
+        "rte.finetuned.estimated.first_three_ci_low": 0.7,
+        "rte.finetuned.estimated.first_three_ci_high": 0.9,
+    }  # an undefined share has no key
 
 
 def test_strongest_column_of_hand_built_maps():

@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.design import (
+    CALL,
     call_counts,
     draw_by_call,
     half_widths,
@@ -31,7 +32,7 @@ def _frame() -> pd.DataFrame:
             "task": ["a"] * 60 + ["b"] * 60,
             "variant": "finetuned",
             "example_id": list(range(60)) * 2,
-            "label": calls * 2,
+            CALL: calls * 2,
         }
     )
 
@@ -64,8 +65,8 @@ def test_sizes_follow_the_scores_within_floor_and_capacity():
 def test_a_draw_takes_each_calls_size_at_random_with_its_inclusion_probability():
     frame = _frame()
     chosen = draw_by_call(frame, {V: 8, H: 3, B: 10}, seed=0)
-    assert chosen["label"].value_counts().to_dict() == {V: 8, B: 10, H: 3}
-    probability = chosen.groupby("label")["inclusion_probability"].first().to_dict()
+    assert chosen[CALL].value_counts().to_dict() == {V: 8, B: 10, H: 3}
+    probability = chosen.groupby(CALL)["inclusion_probability"].first().to_dict()
     assert probability == pytest.approx({V: 8 / 80, H: 3 / 30, B: 10 / 10})
     assert not chosen.duplicated(["task", "example_id"]).any()
     again = draw_by_call(frame, {V: 8, H: 3, B: 10}, seed=0)
@@ -76,4 +77,4 @@ def test_a_draw_takes_each_calls_size_at_random_with_its_inclusion_probability()
     per_map = drawn.groupby(["task", "example_id"]).size() / 400
     assert len(per_map) == 80 and np.allclose(per_map, 0.1, atol=0.07)
     # and the order says nothing of the strata: not sorted by call
-    assert list(chosen["label"]) != sorted(chosen["label"])
+    assert list(chosen[CALL]) != sorted(chosen[CALL])

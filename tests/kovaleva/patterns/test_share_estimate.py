@@ -1,7 +1,7 @@
 """Shares from a round drawn to measure them (pipeline/kovaleva/patterns/share_estimate.py):
 a hand-computed estimate, undefined cells, examples as clusters, sums of types from the
-same resamples, coverage of the interval on a simulated run and round, and the transport
-assumption's check."""
+same resamples, and the transport assumption's check (the interval's coverage on simulated
+runs and rounds: test_share_simulation.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.core.errors import PipelineError
 from pipeline.kovaleva.patterns import CLASSES
-from pipeline.kovaleva.patterns.design import draw_by_call
+from pipeline.kovaleva.patterns.design import CALL
 from pipeline.kovaleva.patterns.share_estimate import (
     estimate_shares,
     round_labels,
@@ -30,7 +30,7 @@ def _predictions(cells: dict[tuple[str, str], list[list[str]]]) -> pd.DataFrame:
         for example, calls in enumerate(examples)
         for call in calls
     ]
-    return pd.DataFrame(rows, columns=["task", "variant", "example_id", "label"])
+    return pd.DataFrame(rows, columns=["task", "variant", "example_id", CALL])
 
 
 def _labelled(pairs: list[tuple[str, str]], task: str = "a") -> pd.DataFrame:
@@ -134,7 +134,7 @@ def test_the_round_labels_come_from_the_strata_of_one_stratifier():
 
 def test_bad_input_is_named_with_its_fix():
     predictions = _predictions({("a", "finetuned"): [[V, "columnar"]]})
-    with pytest.raises(PipelineError, match=r"column 'label' holds \['columnar'\]"):
+    with pytest.raises(PipelineError, match=r"column 'call' holds \['columnar'\]"):
         estimate_shares(predictions, LABELLED)
     with pytest.raises(PipelineError, match=r"column 'label' holds \['stripes'\]"):
         estimate_shares(predictions.iloc[:1], LABELLED.assign(label=[V] * 5 + ["stripes"]))
@@ -143,95 +143,6 @@ def test_bad_input_is_named_with_its_fix():
     found = estimate_shares(predictions.iloc[:1], LABELLED, n_resamples=10)
     with pytest.raises(PipelineError, match=r"unknown types \['verticle'\]"):
         found.sum_of(["verticle"], "typo")
-
-
-# A simulated run like the default one: 4 tasks x 2 variants, 64 dev examples of 72 maps each;
-# an example's call shares vary around its cell's (Dirichlet, concentration 40: a vertical
-# share's spread between examples about 0.09). P(type | call) is the same in every cell.
-TASKS, VARIANTS, EXAMPLES, HEADS, CONCENTRATION = 4, 2, 64, 72, 40.0
-CALL_SHARES = np.array([0.69, 0.041, 0.13, 0.0008, 0.1382])  # CLASSES order; frame ~ like
-P_TRUE = np.array(  # rows: calls, columns: true types (CLASSES order); block ~1% of maps
-    [
-        [0.80, 0.006, 0.096, 0.008, 0.09],
-        [0.01, 0.82, 0.10, 0.01, 0.06],
-        [0.11, 0.11, 0.69, 0.02, 0.07],
-        [0.21, 0.03, 0.15, 0.34, 0.27],
-        [0.20, 0.12, 0.10, 0.03, 0.55],
-    ]
-)
-SIZES = dict(zip(CLASSES, (120, 20, 30, 13, 57), strict=True))  # the round's n_h
-TARGETS = {"first_three": FIRST_THREE, "heterogeneous": [H]}
-
-
-def _cell_call_shares() -> np.ndarray:
-    """[cells, calls]: the vertical call's share from 0.60 to 0.76 over the cells, the other
-    calls scaled to fill the rest."""
-    vertical = np.linspace(0.60, 0.76, TASKS * VARIANTS)
-    rest = CALL_SHARES[1:] / CALL_SHARES[1:].sum()
-    return np.column_stack([vertical, np.outer(1 - vertical, rest)])
-
-
-def _simulated_round(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A run's predictions and a round drawn from them as patterns_round draws it, each
-    drawn map labelled with a type from P_TRUE[call]."""
-    cell_shares = _cell_call_shares()
-    examples = np.concatenate(
-        [rng.dirichlet(CONCENTRATION * s, size=EXAMPLES) for s in cell_shares]
-    )
-    counts = rng.multinomial(HEADS, examples)  # [cells x examples, calls]
-    calls = np.repeat(np.tile(np.arange(5), len(counts)), counts.ravel())
-    cell = np.repeat(np.arange(len(counts)) // EXAMPLES, HEADS)
-    predictions = pd.DataFrame(
-        {
-            "task": pd.Categorical.from_codes(cell // VARIANTS, [str(t) for t in range(TASKS)]),
-            "variant": pd.Categorical.from_codes(cell % VARIANTS, ["finetuned", "pretrained"]),
-            "example_id": np.repeat(np.arange(len(counts)) % EXAMPLES, HEADS),
-            "label": pd.Categorical.from_codes(calls, CLASSES),
-        }
-    )
-    frame_sizes = predictions["label"].value_counts()
-    sizes = {c: min(n, int(frame_sizes.get(c, 0))) for c, n in SIZES.items()}
-    drawn = draw_by_call(predictions, sizes, seed=int(rng.integers(2**31)))
-    call = drawn["label"].cat.codes.to_numpy()
-    truth = (rng.random(len(call))[:, None] > np.cumsum(P_TRUE[call], axis=1)).sum(axis=1)
-    labelled = drawn.assign(call=drawn["label"], label=np.asarray(CLASSES)[truth])
-    return predictions, labelled
-
-
-def _coverage(replicates: int, n_resamples: int) -> dict[str, float]:
-    """Share of the cells' intervals over `replicates` simulated runs and rounds that hold
-    the true share (sum_h pi_ch P_TRUE[h, k], pi_c the cell's expected call shares)."""
-    rng = np.random.default_rng(2030)
-    truth = _cell_call_shares() @ P_TRUE  # [cells, types]; cells ordered as the table's
-    hits = {name: [] for name in TARGETS}
-    for _ in range(replicates):
-        predictions, labelled = _simulated_round(rng)
-        found = estimate_shares(
-            predictions, labelled, n_resamples=n_resamples, seed=int(rng.integers(2**31))
-        )
-        for name, types in TARGETS.items():
-            rows = found.sum_of(types, name)
-            cell = rows["task"].astype(int) * VARIANTS + (rows["variant"] == "pretrained")
-            true = truth[cell][:, [CLASSES.index(t) for t in types]].sum(axis=1)
-            hits[name].extend((rows["ci_low"] <= true) & (true <= rows["ci_high"]))
-    return {name: float(np.mean(h)) for name, h in hits.items()}
-
-
-def test_the_interval_covers_the_true_shares():
-    """200 simulated runs and rounds (8 cells each), 200 resamples an interval: coverage
-    measured 0.928 (first three types) and 0.949 (heterogeneous); the cells of a replicate
-    share their labelled maps, so the figure's Monte Carlo error is that of about 200
-    replicates (0.015)."""
-    coverage = _coverage(replicates=200, n_resamples=200)
-    assert min(coverage.values()) >= 0.90, coverage
-
-
-@pytest.mark.slow
-def test_the_interval_covers_the_true_shares_at_full_size():
-    """1,000 simulated runs and rounds, 1,000 resamples an interval: coverage measured
-    0.951 (first three types) and 0.955 (heterogeneous)."""
-    coverage = _coverage(replicates=1000, n_resamples=1000)
-    assert min(coverage.values()) >= 0.94, coverage
 
 
 def _stratum(task: str, counts: dict[str, int], call: str = V) -> pd.DataFrame:
