@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,13 +124,6 @@ def coverage_table(replicates: int = REPLICATES) -> str:
                     f"| {name} | {k} | {spread:g} | {found.across_seeds:.3f} | {bootstrap} |"
                 )
     return "\n".join(rows)
-
-
-def rows_on_every_core(row: Callable[..., str], grid: Sequence[tuple]) -> list[str]:
-    """`row(*args)` for each tuple of `grid`, in its order, computed on every core (each row
-    is seeded on its own, so the rows do not depend on how many)."""
-    with ProcessPoolExecutor(os.cpu_count()) as pool:
-        return list(pool.map(row, *zip(*grid, strict=True)))
 
 
 def write_simulated_table(
