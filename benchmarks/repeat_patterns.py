@@ -39,10 +39,12 @@ KERNELS: dict[str, dict[str, str]] = {
 SCORES = ("cnn.accuracy", "cnn.kappa", "cnn.macro_f1")
 
 
-def run_stage(folder: Path, kernel_env: dict[str, str], overrides: list[str]) -> float:
-    """Run patterns_train as a Hydra job writing under `folder`; its wall seconds."""
+def run_stage(
+    folder: Path, kernel_env: dict[str, str], overrides: list[str], stage: str = "patterns_train"
+) -> float:
+    """Run `stage` as a Hydra job writing under `folder`; its wall seconds."""
     env = {**os.environ, **kernel_env, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "stages.patterns_train", f"hydra.run.dir={folder}"]
+    command = [sys.executable, "-m", f"stages.{stage}", f"hydra.run.dir={folder}"]
     started = time.perf_counter()
     subprocess.run([*command, *overrides], cwd=ROOT, env=env, check=True)
     return time.perf_counter() - started

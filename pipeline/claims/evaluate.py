@@ -459,7 +459,7 @@ def summary(table: pd.DataFrame) -> str:
         "effect this sample could detect, `not testable` when a fine-tuned model the claim "
         "reads did not learn its task (or has too little room above chance on the ablation "
         "rows for a removal claim), when the statistic is undefined, or when what it needs "
-        "is missing (a pattern type the classifier cannot identify, too few arcs of a "
+        "is missing (a share round the model lacks, too few arcs of a "
         "relation, too few heads; the reason says which), `seed-dependent` when "
         "one seed's model supports the claim and another's contradicts it, and "
         "`reading-dependent` when the paper's sentence admits two readings and this run "
