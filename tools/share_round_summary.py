@@ -23,6 +23,7 @@ import pandas as pd
 from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_text
 from pipeline.kovaleva.patterns.agreement import kappa, paired_labels, raw_agreement
+from pipeline.kovaleva.patterns.inputs import impossible_types
 from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample
 from pipeline.kovaleva.patterns.share_estimate import read_round, run_shares, transport_check
 
@@ -55,7 +56,10 @@ def summary(folder: Path, predictions: Path) -> str:
     sample = read_sample(folder / SAMPLE_FILE)
     labels = read_labels(folder, sample["map_id"])
     labels = labels[labels["map_id"].isin(labelled["map_id"])]
-    shares = run_shares(pd.read_parquet(predictions), labelled, n_resamples=1000, seed=0)
+    run = pd.read_parquet(predictions)
+    shares = run_shares(
+        run, labelled, n_resamples=1000, seed=0, impossible=impossible_types(run["task"].unique())
+    )
     shares = shares.sort_values(["variant", "task"], kind="stable")
     calls = pd.crosstab(labelled["call"], labelled["label"]).reset_index()
     checks = [transport_check(labelled, by=by).assign(by=by) for by in ("task", "variant")]

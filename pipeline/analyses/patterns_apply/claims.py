@@ -8,7 +8,6 @@ fine-tuned maps, in [0, 1] by construction."""
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 
 from pipeline.analyses.framenet.results import FramenetHeads
 from pipeline.analyses.patterns_apply.results import PatternsApplyMetrics
@@ -18,8 +17,8 @@ from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.thresholds import LARGE_PART, MINORITY, MOSTLY, RECURS
 from pipeline.core.results import Family
-from pipeline.core.schema import load_task
 from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
+from pipeline.kovaleva.patterns.inputs import input_types, one_sentence
 
 PAPER = "Kovaleva et al. 2019"
 # Sec. 4.1 prints one per-type share on these tasks (QQP's 61% is above half: no row there)
@@ -43,19 +42,6 @@ ESTIMATE = (
     "type by eye (share P(type | h)); 95% interval from a bootstrap of the dev examples and of "
     "the labelled maps within each call"
 )
-
-
-@cache
-def one_sentence(task: str) -> bool:
-    """Whether `task`'s inputs are single sentences (one text column): no map of such an
-    input can be block, which needs two sentences (Sec. 4.1; the labelling guide)."""
-    return len(load_task(task).text_columns) == 1
-
-
-def input_types(task: str) -> tuple[str, ...]:
-    """The pattern types `task`'s inputs can show: the five, less block on a one-sentence
-    task (registry version 2, pipeline/claims/amendments.yaml)."""
-    return tuple(k for k in CLASSES if not (k == "block" and one_sentence(task)))
 
 
 def estimated_share(out: StageOutputs, task: str, seed: int, kind: str) -> Estimate:

@@ -49,6 +49,7 @@ from pipeline.kovaleva.patterns.cnn import (
 from pipeline.kovaleva.patterns.design import CALL
 from pipeline.kovaleva.patterns.features import special_mask
 from pipeline.kovaleva.patterns.heuristic import rule_by_head
+from pipeline.kovaleva.patterns.inputs import impossible_types
 from pipeline.kovaleva.patterns.mapsets import read_map_set
 from pipeline.kovaleva.patterns.roles import is_pair
 from pipeline.kovaleva.patterns.share_estimate import run_shares
@@ -323,7 +324,13 @@ def classify_heads(
     estimated = (
         pd.DataFrame(columns=list(ESTIMATED_COLUMNS))
         if share_round is None
-        else run_shares(predictions, share_round.labelled, n_resamples=resamples, seed=seed)
+        else run_shares(
+            predictions,
+            share_round.labelled,
+            n_resamples=resamples,
+            seed=seed,
+            impossible=impossible_types(stores),
+        )
     )
     metrics = share_metrics(predictions, shares, vertical, estimated)
     return ClassifiedMaps(predictions, shares, vertical, metrics, estimated)

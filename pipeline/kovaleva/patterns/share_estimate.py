@@ -19,6 +19,11 @@ variant of the round's frame, and applied to each cell (and to any run this stra
 classified). It holds when the stratifier errs alike on a type's maps in every cell; it is
 what `transport_check` tests on the labelled maps, stratum by stratum.
 
+Types a cell's inputs cannot show (block on a one-sentence task) are structural zeros: for
+such a cell P(k | h) is taken among the stratum's labelled maps of the other types
+(`without_types`), since a pooled P(block | h) read off two-sentence maps would otherwise
+give a one-sentence task a block share.
+
 The interval (`estimate_shares`): a percentile bootstrap of two independent parts, each
 resample redrawing both,
   (a) the run's dev examples within each cell, with replacement (all maps of an example
@@ -37,7 +42,7 @@ frame) count in W like any other map of the run.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,12 +172,29 @@ def type_counts(labelled: pd.DataFrame) -> np.ndarray:
     return np.bincount(calls * size + labels, minlength=size * size).reshape(size, size)
 
 
+def without_types(p: np.ndarray, types: Sequence[str]) -> np.ndarray:
+    """P(k | h) [..., H, K] for maps that cannot be of `types`: their columns set to 0 and
+    each row renormalised over the other types (NaN where no labelled map is left)."""
+    kept = p.copy()
+    kept[..., [CLASSES.index(t) for t in types]] = 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return kept / kept.sum(axis=-1, keepdims=True)
+
+
 def estimate_shares(
-    predictions: pd.DataFrame, labelled: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0
+    predictions: pd.DataFrame,
+    labelled: pd.DataFrame,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    impossible: Mapping[str, Sequence[str]] | None = None,
 ) -> ShareDraws:
     """Share_ck = sum_h W_ch P(k | h) for every cell of `predictions` (columns task, variant,
-    example_id and the call, `label`), P(k | h) from `labelled` (one row per labelled map:
-    call, label by eye; `round_labels`), with the bootstrap of the module docstring."""
+    example_id and the call, `CALL`), P(k | h) from `labelled` (one row per labelled map:
+    call, label by eye; `round_labels`), with the bootstrap of the module docstring.
+    `impossible`: task -> the types its maps cannot be (block on a one-sentence task): for
+    its cells, P(k | h) is taken among the stratum's labelled maps of the other types
+    (`without_types`), so those types' shares are 0."""
     rng = np.random.default_rng(seed)
     counts = type_counts(labelled)
     n = counts.sum(axis=1)  # [H]
@@ -186,36 +208,55 @@ def estimate_shares(
     by_example = example_calls(predictions)
     cell_of, cells = pd.factorize(by_example.index.droplevel("example_id"))
     every_example = by_example.to_numpy()
-    w, w_draws, reasons = [], [], []
-    for cell in range(len(cells)):
+    estimate = np.full((len(cells), len(CLASSES)), np.nan)  # [C, K]
+    draws = np.full((n_resamples, len(cells), len(CLASSES)), np.nan)  # [B, C, K]
+    reasons = []
+    for cell, (task, _) in enumerate(cells):
         calls = every_example[cell_of == cell]  # [E, H]
         picks = rng.multinomial(len(calls), np.full(len(calls), 1 / len(calls)), n_resamples)
         drawn = picks @ calls  # [B, H]
-        w.append(calls.sum(axis=0) / calls.sum())
-        w_draws.append(drawn / drawn.sum(axis=1, keepdims=True))
-        missing = [CLASSES[h] for h in np.flatnonzero((n == 0) & (calls.sum(axis=0) > 0))]
+        w = calls.sum(axis=0) / calls.sum()  # [H]
+        w_draws = drawn / drawn.sum(axis=1, keepdims=True)  # [B, H]
+        excluded = (impossible or {}).get(task, ())
+        p_cell, p_cell_draws = (
+            (without_types(p, excluded), without_types(p_draws, excluded))
+            if excluded
+            else (p, p_draws)
+        )
+        held = calls.sum(axis=0) > 0
+        missing = [CLASSES[h] for h in np.flatnonzero((n == 0) & held)]
+        emptied = [CLASSES[h] for h in np.flatnonzero((n > 0) & held & np.isnan(p_cell[:, 0]))]
         reasons.append(
             f"no labelled map in stratum {', '.join(missing)}, which holds the cell's maps"
             if missing
+            else f"every labelled map of stratum {', '.join(emptied)} is of a type "
+            f"{task}'s inputs cannot show ({', '.join(excluded)})"
+            if emptied
             else ""
         )
-    estimate = np.stack(w) @ np.nan_to_num(p)  # [C, K]
-    draws = np.einsum("cbh,bhk->bck", np.stack(w_draws), p_draws)
-    undefined = np.array([bool(r) for r in reasons])
-    estimate[undefined] = np.nan
-    draws[:, undefined] = np.nan
+        if not reasons[-1]:
+            estimate[cell] = w @ np.nan_to_num(p_cell)
+            draws[:, cell] = np.einsum("bh,bhk->bk", w_draws, np.nan_to_num(p_cell_draws))
     return ShareDraws(
         pd.MultiIndex.from_tuples(list(cells), names=CELL), estimate, draws, tuple(reasons)
     )
 
 
 def run_shares(
-    predictions: pd.DataFrame, labelled: pd.DataFrame, *, n_resamples: int, seed: int
+    predictions: pd.DataFrame,
+    labelled: pd.DataFrame,
+    *,
+    n_resamples: int,
+    seed: int,
+    impossible: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Per (task, variant) of a run's `predictions`: each type's share and the first three
-    types' together (type `first_three`), from `labelled` (`read_round`): columns task,
-    variant, type, share, ci_low, ci_high, reason ('' where defined)."""
-    draws = estimate_shares(predictions, labelled, n_resamples=n_resamples, seed=seed)
+    types' together (type `first_three`), from `labelled` (`read_round`; `impossible` as in
+    `estimate_shares`): columns task, variant, type, share, ci_low, ci_high, reason ('' where
+    defined)."""
+    draws = estimate_shares(
+        predictions, labelled, n_resamples=n_resamples, seed=seed, impossible=impossible
+    )
     return pd.concat(
         [draws.table(), draws.sum_of(list(FIRST_THREE), "first_three")], ignore_index=True
     )

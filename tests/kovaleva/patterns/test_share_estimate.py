@@ -162,3 +162,24 @@ def test_the_transport_check_finds_a_planted_difference_between_tasks_and_no_nul
     assert found.loc[H, "note"] == "fewer than two groups" and np.isnan(found.loc[H, "p_value"])
     by_variant = transport_check(pd.concat(planted), by="variant").set_index("call")
     assert by_variant.loc[V, "note"] == "fewer than two groups"
+
+
+def test_a_type_a_tasks_inputs_cannot_show_is_a_structural_zero_there_alone():
+    """Called vertical: 2 vertical, 1 block, 1 heterogeneous by eye. Task one (one sentence,
+    block impossible): P(. | vertical) = 2/3 vertical, 1/3 heterogeneous; task two keeps
+    1/2, 1/4, 1/4; a stratum whose labelled maps are all block leaves task one undefined."""
+    labelled = _labelled([(V, V), (V, V), (V, B), (V, H)])
+    predictions = _predictions({("one", "finetuned"): [[V, V]], ("two", "finetuned"): [[V]]})
+    found = estimate_shares(
+        predictions, labelled, n_resamples=200, impossible={"one": ("block",)}
+    ).table()
+    one = found[found["task"] == "one"].set_index("type")
+    two = found[found["task"] == "two"].set_index("type")["share"]
+    assert one.loc[V, "share"] == pytest.approx(2 / 3) and one.loc[B, "share"] == 0
+    assert one.loc[B, "ci_high"] == 0  # no resample gives it block either
+    assert (two[V], two[B], two[H]) == pytest.approx((1 / 2, 1 / 4, 1 / 4))
+    blocks = _labelled([(V, V), (H, B)])
+    predictions = _predictions({("one", "finetuned"): [[V, H]]})
+    empty = estimate_shares(predictions, blocks, impossible={"one": ("block",)}).table()
+    assert empty["share"].isna().all()
+    assert "every labelled map of stratum heterogeneous" in empty["reason"].iloc[0]
