@@ -6,8 +6,9 @@ of every layer x head on the first `patterns.num_examples` dumped dev examples o
 and the fine-tuned model. Writes outputs/patterns/predictions/seed<seed>.parquet (one row per
 map: the CNN's type and probability, the seed-stability ensemble's type, the rule's type;
 layers and heads from 1), the table of shares outputs/plots/patterns_apply/seed<seed>/shares.csv
-(task, variant, class, count, share, ci_low, ci_high: 95% bootstrap intervals over examples)
-drawn as Fig. 2 under outputs/figures/patterns_apply/seed<seed>/, the vertical type's margin
+(task, variant, class, count, share, ci_low, ci_high: 95% bootstrap intervals over examples),
+Fig. 2 under outputs/figures/patterns_apply/seed<seed>/ (the shares estimated from the share
+round below where there is one, else these), the vertical type's margin
 over the next type and its share on [CLS]/[SEP] columns
 outputs/plots/patterns_apply/seed<seed>/vertical.csv (task, variant, statistic, maps,
 estimate, ci_low, ci_high), and outputs/metrics/patterns_apply/seed<seed>.json
@@ -91,7 +92,9 @@ def run(stage: StageRun) -> None:
             "vertical": classified.vertical,
             "estimated_shares": classified.estimated,
         },
-        figures={"fig2_pattern_shares": pattern_shares_figure(classified.shares)},
+        figures={
+            "fig2_pattern_shares": pattern_shares_figure(classified.shares, classified.estimated)
+        },
         metrics=classified.metrics,
         config={
             "num_examples": settings.num_examples,

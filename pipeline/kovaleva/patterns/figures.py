@@ -27,6 +27,13 @@ SHARES_CAPTION = (
     "heads' maps on dev examples, per task, for the pre-trained and the fine-tuned model "
     "(paper Fig. 2). Whiskers: 95% bootstrap intervals over examples."
 )
+ESTIMATED_CAPTION = (
+    "Share of each attention-pattern type among all heads' maps on dev examples, per task, "
+    "for the pre-trained and the fine-tuned model (paper Fig. 2), estimated from the share "
+    "round: the frozen stratifier's calls on the run's maps, corrected by maps drawn at "
+    "random within each call and labelled by eye (the shares the claims judge). Whiskers: "
+    "95% bootstrap intervals over dev examples and labelled maps."
+)
 EXAMPLES_CAPTION = (
     "A typical map of each type: maps labelled by eye that the cross-validated classifier "
     "also puts in that type, the most confident one (paper Fig. 1). Rows: queries; columns: "
@@ -34,10 +41,15 @@ EXAMPLES_CAPTION = (
 )
 
 
-def pattern_shares_figure(shares: pd.DataFrame) -> Captioned:
+def pattern_shares_figure(shares: pd.DataFrame, estimated: pd.DataFrame) -> Captioned:
     """Fig. 2 with its caption: per task, one bar per type with its interval, one panel per
-    model variant. `shares`: columns task, variant, class, share, ci_low, ci_high (see
-    apply.class_shares)."""
+    model variant; the shares estimated from the share round where there are any
+    (`estimated`: apply.ClassifiedMaps.estimated), else the classifier's (`shares`: columns
+    task, variant, class, share, ci_low, ci_high, see apply.class_shares)."""
+    caption = SHARES_CAPTION
+    if len(estimated):
+        shares = estimated[estimated["type"].isin(CLASSES)].rename(columns={"type": "class"})
+        caption = ESTIMATED_CAPTION
     present = set(shares["variant"])
     variants = [v for v in VARIANT_ORDER if v in present] + sorted(present - set(VARIANT_ORDER))
     tasks = list(dict.fromkeys(shares["task"]))
@@ -68,7 +80,7 @@ def pattern_shares_figure(shares: pd.DataFrame) -> Captioned:
     axes[0].set_ylabel("share of maps")
     axes[-1].legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     fig.tight_layout()
-    return Captioned(fig, SHARES_CAPTION, {})
+    return Captioned(fig, caption, {})
 
 
 def pattern_examples_figure(picks: pd.DataFrame, maps: Mapping[str, LabelledMap]) -> Captioned:
