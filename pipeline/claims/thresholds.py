@@ -30,10 +30,11 @@ class Threshold:
     from_paper: bool  # True: the paper's words or numbers fix it; False: declared here
 
 
+HALF = 0.5  # "more than half", "under half", "at least half": every such reading's one value
 DIRECTION = Threshold(
     0.0, "the paper states a direction (higher, better, more) and no margin", from_paper=True
 )
-MOSTLY = Threshold(0.5, "'mostly' (Kovaleva et al. Sec. 4.4): more than half", from_paper=True)
+MOSTLY = Threshold(HALF, "'mostly' (Kovaleva et al. Sec. 4.4): more than half", from_paper=True)
 RECURS = Threshold(
     1.0,
     "'recur consistently across heads' (Sec. 4.1) read as: each type fills at least one "
@@ -42,7 +43,7 @@ RECURS = Threshold(
     from_paper=False,
 )
 MINORITY = Threshold(
-    0.5,
+    HALF,
     "'an upper bound on potentially informative heads' of 32% on MRPC (Sec. 4.1) read as: "
     "heterogeneous maps are under half of the task's maps; the paper gives no bound",
     from_paper=False,
@@ -59,7 +60,7 @@ NOT_NOTICEABLE = Threshold(
     from_paper=False,
 )
 SURVIVES = Threshold(
-    0.5,
+    HALF,
     "extension, declared: [CLS]/[SEP] keep at least half of their attention share under norms",
     from_paper=False,
 )
@@ -73,7 +74,7 @@ POWER = 0.80  # the detectable effect: the one the rule finds with this probabil
 Z_POWER = float(norm.ppf(POWER))  # 0.84 standard errors
 SENSITIVITY = (0.5, 2.0)  # each verdict is also given at these multiples of its threshold
 DOES_WELL = Threshold(
-    0.5,
+    HALF,
     "Clark et al. give no number for 'does well at syntax overall'; read as finding most "
     "(over half) of the head words: their best 'All' head finds 34.5%, far below the heads "
     "they call specialised (dobj, det, pobj, poss: 76-94%); declared after every model's "

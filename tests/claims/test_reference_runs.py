@@ -9,12 +9,11 @@ import shutil
 import pandas as pd
 import pytest
 
+from pipeline.claims.prose import REMOVAL_FAMILIES as REMOVAL
 from pipeline.claims.reference import rejudge
 from tests.support.paths import REPO
 
 STANDARD = REPO / "outputs" / "reference" / "standard"
-REMOVAL = ("heads_removal_helps", "layers_removal_helps", "random_head_removal_helps",
-           "prune_40_percent_small_cost", "most_heads_prunable")  # fmt: skip
 
 
 def _claims() -> pd.DataFrame:

@@ -19,7 +19,7 @@ from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.strata import stratified
-from pipeline.claims.thresholds import DIRECTION, Threshold
+from pipeline.claims.thresholds import DIRECTION, HALF, Threshold
 from pipeline.clark.attend import middle_layers
 from pipeline.core.results import Family
 from pipeline.core.schema import load_task
@@ -37,7 +37,7 @@ SETTINGS = {
 }
 
 OVER_HALF = Threshold(
-    0.5, "'over half of BERT's attention' (Clark et al. Sec. 3): more than half", from_paper=True
+    HALF, "'over half of BERT's attention' (Clark et al. Sec. 3): more than half", from_paper=True
 )
 MIDDLE = "the middle layers are 6-10 of 12 scaled to the model's depth"
 

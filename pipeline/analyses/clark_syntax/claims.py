@@ -12,7 +12,7 @@ from pipeline.claims.cases import Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
-from pipeline.claims.thresholds import DIRECTION, DOES_WELL, Threshold
+from pipeline.claims.thresholds import DIRECTION, DOES_WELL, HALF, Threshold
 from pipeline.clark.published import ALL, NOT_SPECIALISED, SPECIALISED, relative_gain_printed
 from pipeline.core.results import Family
 
@@ -75,7 +75,7 @@ OVERALL_STATEMENT = (
     "while the heads that specialise find 76-94% of theirs (dobj, det, pobj, poss)"
 )
 NOT_MUCH_BETTER = Threshold(
-    0.5,
+    HALF,
     "'not much better than' the offset, read as: under half the gain over its offset that "
     "the median specialised relation's head makes (Table 1 on bert-base: 0.25)",
     from_paper=False,
