@@ -8,7 +8,10 @@ and its share round were.
 The truth is what the round and the run show: P(k | h), the round's labelled maps of call h
 whose resolved label is k (`share_estimate.read_round`), and W_ch, cell c's share of maps
 called h in the run's predictions (column `design.CALL`); a cell's true share of type k is
-sum_h W_ch P(k | h), the estimate on the observed run and round. Each replicate
+sum_h W_ch P(k | h), the estimate on the observed run and round. On a task whose inputs
+cannot show a type (block on a one-sentence task, `inputs.impossible_types`), P(k | h) is
+taken among the other types (`share_estimate.without_types`), as the estimator takes it.
+Each replicate
   1. simulates the run: each cell's dev examples are drawn with replacement from the run's
      own, as many as the cell has, every map of an example with its call. Chosen over a
      Dirichlet around the cell's call shares: it keeps the observed spread between examples
@@ -18,9 +21,10 @@ sum_h W_ch P(k | h), the estimate on the observed run and round. Each replicate
      examples are the observed ones, so examples unlike them are not simulated;
   2. draws a round from every cell's simulated maps with `design.draw_by_call`, n_h the
      round's labelled maps of call h (at most the simulated maps of that call);
-  3. labels each drawn map of call h with type k at probability P(k | h): the transport
-     assumption holds in the simulation by construction;
-  4. estimates the fine-tuned cells' shares (`estimate_shares`, `resamples` resamples), and
+  3. labels each drawn map of call h with type k at probability P(k | h) (its task's, as
+     above): the transport assumption holds in the simulation by construction;
+  4. estimates the fine-tuned cells' shares (`estimate_shares`, `resamples` resamples, the
+     same impossible types), and
      judges each target as the share claims do, with `rules.settle`:
      - first_three: the first three types' share, supported above LARGE_PART;
      - heterogeneous: the heterogeneous share, supported below MINORITY;
@@ -36,7 +40,7 @@ supported where it does not. An undefined estimate neither covers nor decides.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +48,6 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from pipeline.analyses.patterns_apply.claims import input_types
 from pipeline.claims.rules import Beyond, Estimate, Verdict, settle, smallest
 from pipeline.claims.thresholds import LARGE_PART, MINORITY, RECURS
 from pipeline.core.errors import PipelineError, exit_on_error
@@ -52,12 +55,14 @@ from pipeline.core.io import write_text
 from pipeline.core.schema import Variant
 from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
 from pipeline.kovaleva.patterns.design import CALL, CELL, draw_by_call
+from pipeline.kovaleva.patterns.inputs import impossible_types, input_types
 from pipeline.kovaleva.patterns.share_estimate import (
     ShareDraws,
     estimate_shares,
     example_calls,
     read_round,
     type_counts,
+    without_types,
 )
 
 PREDICTIONS = Path("outputs/patterns/predictions/seed42.parquet")  # the default run's
@@ -76,18 +81,26 @@ HEADER = (
 @dataclass(frozen=True)
 class Observed:
     """What the simulation takes as true: the run's maps per example and call (`calls`,
-    `share_estimate.example_calls`), P(k | h) [H, K], the round's labelled maps per call
-    (n_h, CLASSES order) and the model's heads."""
+    `share_estimate.example_calls`), P(k | h) [H, K] pooled over the round, the round's
+    labelled maps per call (n_h, CLASSES order), the model's heads, and the types each
+    task's inputs cannot show (`inputs.impossible_types`)."""
 
     calls: pd.DataFrame
     p: np.ndarray
     sizes: np.ndarray
     heads: int
+    impossible: Mapping[str, tuple[str, ...]]
+
+    def p_of(self, task: str) -> np.ndarray:
+        """P(k | h) [H, K] for `task`'s maps: among the types its inputs can show."""
+        excluded = self.impossible.get(task, ())
+        return np.nan_to_num(without_types(self.p, excluded)) if excluded else self.p
 
 
 def observe(predictions: pd.DataFrame, labelled: pd.DataFrame) -> Observed:
     """The truth of the module docstring from a run's predictions and its round's labelled
-    maps (`read_round`); refuses a run whose maps fall in a stratum without a label."""
+    maps (`read_round`); refuses a run whose maps fall in a stratum without a label (of a
+    type their task can show)."""
     if CALL not in predictions.columns:
         raise PipelineError(
             f"predictions: no column '{CALL}' (the frozen stratifier's call); rerun "
@@ -105,8 +118,18 @@ def observe(predictions: pd.DataFrame, labelled: pd.DataFrame) -> Observed:
         )
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.nan_to_num(counts / sizes[:, None])
+    impossible = impossible_types(calls.index.unique("task"))
+    for task, excluded in impossible.items():
+        held = calls.xs(task, level="task").sum(axis=0).to_numpy() > 0
+        emptied = held & (p[:, [CLASSES.index(k) for k in input_types(task)]].sum(axis=1) == 0)
+        if emptied.any():
+            raise PipelineError(
+                f"round: every labelled map called {CLASSES[np.argmax(emptied)]} is of a type "
+                f"{task}'s inputs cannot show ({', '.join(excluded)}); label more maps of "
+                "that call"
+            )
     heads = predictions.groupby(["layer", "head"]).ngroups
-    return Observed(calls, p, sizes, heads)
+    return Observed(calls, p, sizes, heads, impossible)
 
 
 def true_draws(observed: Observed) -> ShareDraws:
@@ -114,7 +137,8 @@ def true_draws(observed: Observed) -> ShareDraws:
     (so that a target's true value is measured as its estimates are)."""
     judged = observed.calls.xs(JUDGED, level="variant", drop_level=False)
     cells = judged.groupby(level=CELL, sort=False).sum()
-    shares = cells.to_numpy() / cells.to_numpy().sum(axis=1, keepdims=True) @ observed.p
+    w = cells.to_numpy() / cells.to_numpy().sum(axis=1, keepdims=True)  # [C, H]
+    shares = np.stack([w[i] @ observed.p_of(task) for i, (task, _) in enumerate(cells.index)])
     return ShareDraws(cells.index, shares, shares[None], ("",) * len(cells))
 
 
@@ -170,15 +194,19 @@ def simulated_round(
     run: pd.DataFrame, observed: Observed, rng: np.random.Generator
 ) -> pd.DataFrame:
     """One round drawn from `run` by the stratifier's call (step 2), labelled from
-    P(k | h) (step 3): call, label."""
+    P(k | h) (step 3): task, call, label."""
     available = run[CALL].value_counts()
     sizes = {h: int(min(n, available[h])) for h, n in zip(CLASSES, observed.sizes, strict=True)}
     sizes = {h: n for h, n in sizes.items() if n}  # a call no map has, or no label
     drawn = draw_by_call(run, sizes, seed=int(rng.integers(2**31)))
     call = drawn[CALL].cat.codes.to_numpy()
-    picked = (rng.random(len(call))[:, None] > np.cumsum(observed.p[call], axis=1)).sum(axis=1)
+    by_task = {task: observed.p_of(task) for task in drawn["task"].unique()}
+    p = np.stack([by_task[task] for task in drawn["task"]])  # [N, H, K]
+    chances = np.cumsum(p[np.arange(len(call)), call], axis=1)  # [N, K]
+    picked = (rng.random(len(call))[:, None] > chances).sum(axis=1)
     picked = np.minimum(picked, len(CLASSES) - 1)  # a cumulative sum a rounding short of 1
-    return pd.DataFrame({"call": drawn[CALL].astype(str), "label": np.asarray(CLASSES)[picked]})
+    labels = np.asarray(CLASSES)[picked]
+    return pd.DataFrame({"task": drawn["task"], "call": drawn[CALL].astype(str), "label": labels})
 
 
 def simulate(
@@ -200,7 +228,11 @@ def simulate(
         labelled = simulated_round(run, observed, rng)
         judged = run[run["variant"] == JUDGED]
         draws = estimate_shares(
-            judged, labelled, n_resamples=resamples, seed=int(rng.integers(2**31))
+            judged,
+            labelled,
+            n_resamples=resamples,
+            seed=int(rng.integers(2**31)),
+            impossible=observed.impossible,
         )
         for key, found in measured(draws, observed.heads).items():
             verdicts[key].append(settle(RULES[key[0]](found), found)[0])

@@ -115,6 +115,25 @@ def test_a_simulated_round_has_the_rounds_sizes_and_labels_from_p():
     assert set(every.loc[every["call"] == V, "label"]) == {V, D}
 
 
+def test_a_one_sentence_task_shows_no_block():
+    """SST-2 (one sentence) and MRPC, each half vertical and half heterogeneous calls: among
+    SST-2's heterogeneous calls P(. | heterogeneous) is taken without block (2/3
+    heterogeneous, 1/3 vertical+diagonal), and its simulated labels are never block."""
+    run = _predictions({(t, "finetuned"): [[V, V, H, H]] * 2 for t in ("mrpc", "sst2")})
+    observed = observe(run, SMALL_ROUND)
+    found = true_draws(observed)
+    truth = dict(zip((t for t, _ in found.cells), found.estimate, strict=True))
+    sst2, mrpc = (dict(zip(CLASSES, truth[t], strict=True)) for t in ("sst2", "mrpc"))
+    assert sst2[B] == 0 and mrpc[B] == pytest.approx(1 / 2 * 1 / 4)
+    assert sst2[H] == pytest.approx(1 / 2 * 2 / 3) and sst2[VD] == pytest.approx(1 / 2 * 1 / 3)
+    rng = np.random.default_rng(2)
+    drawn = pd.concat(
+        [simulated_round(simulated_run(observed, rng), observed, rng) for _ in range(100)]
+    )
+    assert B in set(drawn.loc[drawn["task"] == "mrpc", "label"])
+    assert B not in set(drawn.loc[drawn["task"] == "sst2", "label"])
+
+
 # A small run like the default one: two tasks (one pair, one single-sentence) x two variants,
 # 48 examples of 24 maps each, the examples' call shares spread around the cell's
 # (Dirichlet, concentration 40); P(type | call) with every type in every stratum.
@@ -164,6 +183,9 @@ def test_bad_input_is_named_with_its_fix():
         observe(SMALL.drop(columns=CALL), SMALL_ROUND)
     with pytest.raises(PipelineError, match="no labelled map called heterogeneous"):
         observe(SMALL, SMALL_ROUND[SMALL_ROUND["call"] == V])
+    only_block = _labelled([(V, V), (H, B)])
+    with pytest.raises(PipelineError, match="called heterogeneous is of a type sst2's inputs"):
+        observe(SMALL.assign(**{CALL: SMALL[CALL].replace(V, H)}), only_block)
 
 
 def test_a_count_below_one_is_refused(tmp_path, capsys):
