@@ -16,8 +16,8 @@ fine-tuned model is trained first and seeded on its own, so they do not change i
 patterns_apply as the default profile runs them; no patterns_train: patterns_apply reads the
 DVC run's classifier (outputs/patterns/cnn.pt, copied), and the estimated shares, which the
 claims read, come from the frozen stratifier's calls and the round's labels by eye, not from
-that classifier. The learned-task gate (Table 1's paired intervals, which need the
-random-init baseline) is not applied: the dev accuracy is shown instead.
+that classifier. The learned-task gate (the table1 stage's paired intervals over the
+baselines skipped here) is not applied: the dev accuracy is shown instead.
 
 Prints progress per stage and the table (kernel setting, wall seconds, fine-tuned dev
 accuracy, the first three types' and the heterogeneous share with 95% intervals, the rarest
