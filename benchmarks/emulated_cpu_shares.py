@@ -9,6 +9,8 @@ estimated from the share round differ in their last bits or more. For each kerne
 jobs in one temporary folder per setting (the tracked outputs are not touched), MRPC's
 fine-tuning, its attention dump and patterns_apply under the default profile, and judges the
 MRPC share claims on each run's estimated shares with the claims' own measures and rules.
+Every setting's jobs run one copy of HEAD's committed files (`snapshot`), so a working tree
+edited during the run cannot make the settings differ in code rather than in kernels.
 
 What it runs, and why no more: fine-tuning without its two Table 1 baselines (the
 fine-tuned model is trained first and seeded on its own, so they do not change it; the
@@ -29,9 +31,12 @@ each setting, so an interrupted run keeps those that finished).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
+import subprocess
+import tarfile
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -164,7 +169,7 @@ def read_table(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows[2:], columns=rows[0])
 
 
-def record(found: pd.DataFrame, ran: Sequence[str], classifier_sha: str) -> str:
+def record(found: pd.DataFrame, ran: Sequence[str], classifier_sha: str, commit: str) -> str:
     """The generated record: the conditions, the table and the verdicts that moved."""
     moved = moves(found)
     not_run = [k for k in KERNELS if k not in ran]
@@ -175,7 +180,8 @@ def record(found: pd.DataFrame, ran: Sequence[str], classifier_sha: str) -> str:
         " do not edit by hand.",
         "",
         f"- task: {TASK}, fine-tuning seed {SEED}, the default profile; each setting fine-tunes, "
-        "dumps the attention and runs patterns_apply as Hydra jobs in a temporary folder",
+        "dumps the attention and runs patterns_apply as Hydra jobs in a temporary folder, "
+        f"from one copy of commit {commit}'s files (its code and labels)",
         f"- CPU: {cpu_name() or 'unknown'}",
         f"- settings run: {', '.join(ran)}"
         + (f"; not run: {', '.join(not_run)}" if not_run else ""),
@@ -208,9 +214,27 @@ def cpu_name() -> str:
     return names[0] if names else ""
 
 
-def run_setting(kernel: str, folder: Path, classifier: Path) -> Setting:
-    """The three jobs of `kernel`'s setting, each writing under `folder` (its outputs folder
-    too), with the classifier copied in; progress per stage."""
+def snapshot(folder: Path) -> str:
+    """The committed files of HEAD, extracted into `folder`, with the DVC run's prepared data
+    of the task (which git does not hold): every setting's jobs run this one copy of the
+    code and the labels, whatever the working tree does meanwhile. HEAD's short hash."""
+    commit = git("rev-parse", "--short", "HEAD").decode().strip()
+    with tarfile.open(fileobj=io.BytesIO(git("archive", "--format=tar", commit))) as tar:
+        tar.extractall(folder, filter="data")
+    prepared = Path("data") / "glue" / TASK
+    if not (ROOT / prepared).is_dir():
+        raise PipelineError(f"{ROOT / prepared} is missing; make it with `dvc repro prepare`")
+    shutil.copytree(ROOT / prepared, folder / prepared)
+    return commit
+
+
+def git(*args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True).stdout
+
+
+def run_setting(kernel: str, folder: Path, classifier: Path, code: Path) -> Setting:
+    """The three jobs of `kernel`'s setting, run from the checkout `code`, each writing under
+    `folder` (its outputs folder too), with the classifier copied in; progress per stage."""
     folder.mkdir(parents=True)
     (folder / CLASSIFIER).parent.mkdir()
     shutil.copyfile(classifier, folder / CLASSIFIER)
@@ -218,7 +242,7 @@ def run_setting(kernel: str, folder: Path, classifier: Path) -> Setting:
     for stage, overrides in STAGES.items():
         print(f"{kernel}: {stage} ...", flush=True)
         env = KERNELS[kernel] | SHARED_CORES
-        took = run_stage(folder, env, [*overrides, f"paths.outputs={folder}"], stage)
+        took = run_stage(folder, env, [*overrides, f"paths.outputs={folder}"], stage, code)
         print(f"{kernel}: {stage} took {took:.0f} s", flush=True)
         seconds += took
     metrics = json.loads(layout.metrics(folder, "finetune", TASK, f"seed{SEED}").read_text())
@@ -248,10 +272,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="emulated_cpu_shares_") as tmp:
         copy = Path(tmp) / "cnn.pt"  # one classifier for every setting, whatever outputs/ does
         shutil.copyfile(classifier, copy)
+        code = Path(tmp) / "code"
+        commit = snapshot(code)
+        print(f"the stages run from commit {commit}'s files", flush=True)
         for name in names:
-            settings.append(run_setting(name, Path(tmp) / name, copy))
+            settings.append(run_setting(name, Path(tmp) / name, copy, code))
             found = table(settings)
-            write_text(RECORD, record(found, [s.kernel for s in settings], sha256_of(copy)))
+            ran = [s.kernel for s in settings]
+            write_text(RECORD, record(found, ran, sha256_of(copy), commit))
             print(f"{name}: recorded in {RECORD.relative_to(ROOT)}", flush=True)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print(found.to_string(index=False))

@@ -40,13 +40,18 @@ SCORES = ("cnn.accuracy", "cnn.kappa", "cnn.macro_f1")
 
 
 def run_stage(
-    folder: Path, kernel_env: dict[str, str], overrides: list[str], stage: str = "patterns_train"
+    folder: Path,
+    kernel_env: dict[str, str],
+    overrides: list[str],
+    stage: str = "patterns_train",
+    root: Path = ROOT,
 ) -> float:
-    """Run `stage` as a Hydra job writing under `folder`; its wall seconds."""
-    env = {**os.environ, **kernel_env, "PYTHONPATH": str(ROOT)}
+    """Run `stage` of the checkout at `root` as a Hydra job writing under `folder`; its wall
+    seconds."""
+    env = {**os.environ, **kernel_env, "PYTHONPATH": str(root)}
     command = [sys.executable, "-m", f"stages.{stage}", f"hydra.run.dir={folder}"]
     started = time.perf_counter()
-    subprocess.run([*command, *overrides], cwd=ROOT, env=env, check=True)
+    subprocess.run([*command, *overrides], cwd=root, env=env, check=True)
     return time.perf_counter() - started
 
 

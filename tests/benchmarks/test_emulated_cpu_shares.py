@@ -4,6 +4,8 @@ settings, and the table is built from each setting's shares with the claims' own
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.emulated_cpu_shares import (
     CLAIMS,
     DECIDED,
@@ -11,9 +13,11 @@ from benchmarks.emulated_cpu_shares import (
     RECORD,
     Setting,
     flips,
+    git,
     moves,
     read_table,
     record,
+    snapshot,
     table,
 )
 from pipeline.analyses.framenet.results import FramenetHeads
@@ -22,6 +26,7 @@ from pipeline.claims.cases import SEED, interval
 from pipeline.claims.outputs import SyntheticOutputs
 from pipeline.core.results import Family
 from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
+from tests.support.paths import REPO
 
 FIRST_THREE_CLAIM, HETEROGENEOUS_CLAIM, RECUR_CLAIM = (c.name for c in CLAIMS)
 
@@ -81,7 +86,7 @@ def test_a_move_through_inconclusive_is_listed_and_only_supported_against_contra
 
 def test_the_record_reads_back_as_the_table_it_was_written_from():
     found = table(SETTINGS)
-    text = record(found, [s.kernel for s in SETTINGS], "0" * 64)
+    text = record(found, [s.kernel for s in SETTINGS], "0" * 64, "0123abc")
     assert read_table(text).equals(found)
     assert "not run: onednn-sse41" in text
     assert f"- {HETEROGENEOUS_CLAIM} under mkl-sse42: supported -> contradicted" in text
@@ -95,3 +100,19 @@ def test_the_kept_record_has_no_share_verdict_flipping_between_the_kernel_settin
     assert flips(found) == [], f"a share verdict flips with the CPU: {flips(found)}"
     listed = [line for line in text.splitlines() if " under " in line and " -> " in line]
     assert len(listed) == len(moves(found)), "every move from native's verdict is listed"
+
+
+@pytest.mark.slow  # extracts the whole commit
+def test_the_settings_run_one_copy_of_heads_committed_files_with_the_prepared_data(tmp_path):
+    prepared = REPO / "data" / "glue" / "mrpc"
+    if not prepared.is_dir():
+        pytest.skip("needs the DVC run's prepared MRPC data (dvc repro prepare)")
+    commit = snapshot(tmp_path)
+    assert commit == git("rev-parse", "--short", "HEAD").decode().strip()
+    tracked = git("ls-tree", "-r", "--name-only", commit).decode().split("\n")
+    copied = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    held = {f"data/glue/mrpc/{p.name}" for p in prepared.iterdir()}
+    assert copied == {t for t in tracked if t} | held
+    assert (tmp_path / "stages" / "patterns_apply.py").read_bytes() == git(
+        "show", f"{commit}:stages/patterns_apply.py"
+    )
