@@ -32,40 +32,15 @@ import logging
 import torch
 
 from pipeline.core import layout
-from pipeline.core.errors import PipelineError
 from pipeline.core.head_names import numbered_from_one
 from pipeline.core.io import write_table
 from pipeline.core.stage import StageRun, stage_main
-from pipeline.kovaleva.patterns.apply import ShareRound, classify_heads
-from pipeline.kovaleva.patterns.cnn import SavedClassifier, load_classifier
+from pipeline.kovaleva.patterns.apply import classify_heads, load_share_round
+from pipeline.kovaleva.patterns.cnn import load_classifier
 from pipeline.kovaleva.patterns.figures import pattern_shares_figure
 from pipeline.kovaleva.patterns.maps import open_stores
-from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE, read_round
 
 log = logging.getLogger(__name__)
-
-
-def share_round(stage: StageRun, classifier: SavedClassifier) -> ShareRound | None:
-    """The model's share round, or None (logged) where its label folder has no stratifier."""
-    folder = stage.data("annotations", stage.cfg.model.name)
-    if not (folder / STRATIFIER_FILE).exists():
-        log.warning(
-            "%s has no share round (%s): no share is estimated, and the share claims are not "
-            "testable; draw one with tools.patterns_round",
-            stage.cfg.model.name,
-            folder / STRATIFIER_FILE,
-        )
-        return None
-    stratifier = load_classifier(folder / STRATIFIER_FILE)
-    read_by = (stratifier.input_size, stratifier.input_channels)
-    if read_by != (classifier.input_size, classifier.input_channels):
-        raise PipelineError(
-            f"{folder / STRATIFIER_FILE} reads maps of size {read_by[0]} with channels "
-            f"{list(read_by[1])}, the classifier {classifier.input_size} with "
-            f"{list(classifier.input_channels)}; set patterns.classifier.input_size and "
-            "input_channels back to the stratifier's"
-        )
-    return ShareRound(stratifier.ensembles[0], read_round(folder))
 
 
 def run(stage: StageRun) -> None:
@@ -80,21 +55,16 @@ def run(stage: StageRun) -> None:
         stores,
         settings,
         cfg.seed,
-        share_round(stage, classifier),
+        load_share_round(stage.data("annotations", cfg.model.name), classifier),
     )
     predictions = numbered_from_one(classified.predictions)
     write_table(layout.pattern_predictions(stage.out_root, stage.seed), predictions)
+    figure = pattern_shares_figure(classified.shares, classified.estimated)
     stage.write_outputs(
         "patterns_apply",
         seed,
-        tables={
-            "shares": classified.shares,
-            "vertical": classified.vertical,
-            "estimated_shares": classified.estimated,
-        },
-        figures={
-            "fig2_pattern_shares": pattern_shares_figure(classified.shares, classified.estimated)
-        },
+        tables=classified.tables(),
+        figures={"fig2_pattern_shares": figure},
         metrics=classified.metrics,
         config={
             "num_examples": settings.num_examples,
@@ -110,15 +80,7 @@ def run(stage: StageRun) -> None:
             " and ".join(classifier.trained_on),
             cfg.model.name,
         )
-    log.info(
-        "pattern shares (the classifier's):\n%s\nestimated from the share round:\n%s\n"
-        "largest share change under the second seed: %.4f",
-        classified.shares.pivot_table("share", ["task", "variant"], "class"),
-        classified.estimated.pivot_table("share", ["task", "variant"], "type")
-        if len(classified.estimated)
-        else "(none)",
-        classified.metrics["seed_stability.max_share_change"],
-    )
+    log.info("%s", classified.summary())
 
 
 if __name__ == "__main__":

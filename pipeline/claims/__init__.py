@@ -30,6 +30,6 @@ other stages' results as typed results (the `results` modules of the analyses, o
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
   the current claims;
 - across_models.py: the claims tables of several experiments (one per model) side by side;
-- coverage.py: the simulation behind the seed interval's coverage (the pattern-type
-  shares' is pipeline/kovaleva/patterns/share_simulation.py).
+- coverage.py, share_simulation.py: the simulations behind the seed interval's coverage
+  and the pattern-type shares' (at observed prevalence, judged by the share claims' rules).
 """

@@ -1,5 +1,5 @@
 """The pattern-type shares' design simulation at observed prevalence:
-`python -m pipeline.kovaleva.patterns.share_simulation` writes the table that
+`python -m pipeline.claims.share_simulation` writes the table that
 docs/statistics.md shows (outputs/reference/share_simulation.md): how often the shares'
 95% interval (`share_estimate.estimate_shares`) holds the true value, and how often the
 share claims are decided, and wrongly, when runs and rounds are drawn as the default run's

@@ -82,7 +82,7 @@ def test_every_registered_claim_names_its_settings():
     assert families <= set(declared)
     assert not set(declared) - families  # no entry for a claim that is gone
     types_recur = next(c for c in registered_claims() if c.name == "kovaleva.types_recur.mrpc")
-    assert settings(types_recur)["quick"]["patterns.labels_from"] == ["minilm_l6", "mpnet_base"]
+    assert settings(types_recur)["quick"]["patterns.num_examples"] == 100
 
 
 def test_the_claims_stage_declares_every_settings_file_it_reads():

@@ -24,6 +24,7 @@ maps of any `.npz` map set (python -m tools.patterns_classify).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +36,13 @@ from tqdm import tqdm
 
 from pipeline.analyses.patterns_train.settings import PatternRule, PatternsConfig
 from pipeline.attention.store import AttentionStore
+from pipeline.core.errors import PipelineError
 from pipeline.core.stats import Interval, bootstrap_interval
 from pipeline.core.workers import shared_data, worker_pool
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.cnn import (
     PatternCNN,
+    SavedClassifier,
     inputs_of,
     load_classifier,
     network_inputs,
@@ -52,8 +55,9 @@ from pipeline.kovaleva.patterns.heuristic import rule_by_head
 from pipeline.kovaleva.patterns.inputs import impossible_types
 from pipeline.kovaleva.patterns.mapsets import read_map_set
 from pipeline.kovaleva.patterns.roles import is_pair
-from pipeline.kovaleva.patterns.share_estimate import run_shares
+from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE, read_round, run_shares
 
+log = logging.getLogger(__name__)
 ESTIMATED = "estimated."  # the metrics' infix of the shares estimated from the share round
 ESTIMATED_COLUMNS = ("task", "variant", "type", "share", "ci_low", "ci_high", "reason")
 
@@ -67,6 +71,24 @@ class ClassifiedMaps:
     # task, variant, type, share, ci_low, ci_high, reason (share_estimate.run_shares); empty
     # without a share round
     estimated: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The stage's tables by name (outputs/plots/patterns_apply/seed<N>/<name>.csv)."""
+        return dict(shares=self.shares, vertical=self.vertical, estimated_shares=self.estimated)
+
+    def summary(self) -> str:
+        """The classifier's shares, the estimated ones and the seed stability, for the log."""
+        estimated = (
+            self.estimated.pivot_table("share", ["task", "variant"], "type").to_string()
+            if len(self.estimated)
+            else "(no share round)"
+        )
+        return (
+            "pattern shares (the classifier's):\n"
+            f"{self.shares.pivot_table('share', ['task', 'variant'], 'class').to_string()}\n"
+            f"estimated from the share round:\n{estimated}\nlargest share change under the "
+            f"second seed: {self.metrics['seed_stability.max_share_change']:.4f}"
+        )
 
 
 @dataclass(frozen=True)
@@ -281,6 +303,29 @@ def share_metrics(
     metrics.update({f"{t}.{v}.rule_agreement": round(a, 4) for (t, v), a in agreement.items()})
     metrics["seed_stability.max_share_change"] = round(seed_change(predictions), 4)
     return metrics
+
+
+def load_share_round(folder: Path, classifier: SavedClassifier) -> ShareRound | None:
+    """The share round of the label folder `folder`, or None (logged) where it has no frozen
+    stratifier; refused where the stratifier reads maps unlike `classifier` (the run's)."""
+    if not (folder / STRATIFIER_FILE).exists():
+        log.warning(
+            "%s has no share round (no %s): no share is estimated, and the share claims are "
+            "not testable; draw one with tools.patterns_round",
+            folder,
+            STRATIFIER_FILE,
+        )
+        return None
+    stratifier = load_classifier(folder / STRATIFIER_FILE)
+    read_by = (stratifier.input_size, stratifier.input_channels)
+    if read_by != (classifier.input_size, classifier.input_channels):
+        raise PipelineError(
+            f"{folder / STRATIFIER_FILE} reads maps of size {read_by[0]} with channels "
+            f"{list(read_by[1])}, the classifier {classifier.input_size} with "
+            f"{list(classifier.input_channels)}; set patterns.classifier.input_size and "
+            "input_channels back to the stratifier's"
+        )
+    return ShareRound(stratifier.ensembles[0], read_round(folder))
 
 
 def classify_heads(

@@ -24,19 +24,24 @@ such a cell P(k | h) is taken among the stratum's labelled maps of the other typ
 (`without_types`), since a pooled P(block | h) read off two-sentence maps would otherwise
 give a one-sentence task a block share.
 
-The interval (`estimate_shares`): a percentile bootstrap of two independent parts, each
-resample redrawing both,
+The interval (`estimate_shares`): a bootstrap of two independent parts, each resample
+redrawing both,
   (a) the run's dev examples within each cell, with replacement (all maps of an example
       move together: an example is a cluster of maps across the strata), giving W*_ch as
       the resampled maps called h over the resampled maps;
-  (b) the labelled maps within each stratum, with replacement, n_h of them, giving
-      P*(k | h); one draw of (b) serves every cell of a resample.
+  (b) each stratum's P*(. | h), drawn from Dirichlet(n_hk + 1/2) over the types k, n_hk
+      the stratum's labelled maps of type k (a Bayesian bootstrap of the labelled maps with
+      Jeffreys' prior); one draw of (b) serves every cell of a resample.
 Share*_ck = sum_h W*_ch P*(k | h); the interval is the 2.5th and 97.5th percentiles of the
-resamples. The resampled counts are drawn as multinomials (examples: n_c picks among n_c
-equally likely examples; labels: n_h picks with the stratum's observed shares), which is
-the same as resampling rows. A sum of types (`ShareDraws.sum_of`) takes its interval from
-the same resamples. The maps labelled before the round (in earlier rounds, not in its
-frame) count in W like any other map of the run.
+resamples, widened to hold the estimate where it does not. Part (a)'s resampled counts are
+drawn as multinomials (n_c picks among n_c equally likely examples), which is the same as
+resampling rows. Part (b) is not a plain resample of the labelled maps: a type that a
+stratum's sample never showed (block among the heterogeneous calls, about one map in 60)
+would then be 0 in every resample, and the interval would miss its share whenever the round
+drew none, as the design simulation (pipeline/claims/share_simulation.py) showed for
+block's share on the pair tasks. A sum of types (`ShareDraws.sum_of`)
+takes its interval from the same resamples. The maps labelled before the round (in earlier
+rounds, not in its frame) count in W like any other map of the run.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from pipeline.kovaleva.patterns.design import CALL, CELL
 from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample, resolve
 
 STRATUM = re.compile(r"^call:(?P<call>[^@]+)@(?P<digest>[0-9a-f]+)$")
+JEFFREYS = 0.5  # the Dirichlet prior's weight on each type, in labelled maps (module docstring)
 STRATIFIER_FILE = "stratifier.pt"  # the frozen stratifier, in the model's label folder
 # a drawn round's files (tools.patterns_round) -> their names in the label folder
 KEPT_FILES = {
@@ -140,6 +146,7 @@ class ShareDraws:
         draws = self.draws[:, :, columns].sum(axis=2)  # [B, C]
         tail = (1 - confidence) / 2 * 100
         low, high = np.percentile(draws, [tail, 100 - tail], axis=0)
+        low, high = np.minimum(low, estimate), np.maximum(high, estimate)
         cells = self.cells.to_frame(index=False)
         return cells.assign(
             type=name, share=estimate, ci_low=low, ci_high=high, reason=list(self.reasons)
@@ -202,7 +209,7 @@ def estimate_shares(
         p = counts / n[:, None]  # [H, K], NaN rows for strata without a labelled map
     p_draws = np.zeros((n_resamples, len(CLASSES), len(CLASSES)))
     for h in np.flatnonzero(n):
-        p_draws[:, h] = rng.multinomial(n[h], p[h], size=n_resamples) / n[h]
+        p_draws[:, h] = rng.dirichlet(counts[h] + JEFFREYS, size=n_resamples)
     if predictions.empty:
         raise PipelineError("predictions: no maps; pass the run's patterns_apply predictions")
     by_example = example_calls(predictions)

@@ -76,10 +76,11 @@ def test_a_stratum_without_labels_leaves_only_the_cells_with_its_maps_undefined(
 
 
 def test_examples_are_resampled_as_clusters():
-    """The same 20 x 4 calls (labels that always agree with the call): spread evenly over
-    the examples, every resample has the same W (no width); one call per example, the
-    vertical share is a binomial proportion over 20 examples (95% width about 0.44)."""
-    labelled = _labelled([(V, V)] * 5 + [(H, H)] * 5)
+    """The same 20 x 4 calls, 200 labelled maps per call that all agree with it: spread
+    evenly over the examples, every resample has the same W, and the width is the labels'
+    alone (about 0.02); one call per example, the vertical share is a binomial proportion
+    over 20 examples (95% width about 0.44)."""
+    labelled = _labelled([(V, V)] * 200 + [(H, H)] * 200)
     spread = _predictions({("a", "finetuned"): [[V, V, H, H]] * 20})
     clustered = _predictions({("a", "finetuned"): [[V] * 4] * 10 + [[H] * 4] * 10})
     widths = []
@@ -87,8 +88,20 @@ def test_examples_are_resampled_as_clusters():
         row = estimate_shares(predictions, labelled, n_resamples=2000).table().iloc[0]
         assert row["type"] == V and row["share"] == pytest.approx(0.5)
         widths.append(row["ci_high"] - row["ci_low"])
-    assert widths[0] == 0
+    assert widths[0] < 0.03
     assert 0.35 <= widths[1] <= 0.5
+
+
+def test_a_type_no_labelled_map_showed_keeps_some_width():
+    """20 maps called heterogeneous, all labelled heterogeneous: block's share is 0, and its
+    interval still reaches above 0 (the Dirichlet draw's prior), where a plain resample of
+    the labels gave [0, 0] whatever the round missed."""
+    labelled = _labelled([(H, H)] * 20)
+    predictions = _predictions({("a", "finetuned"): [[H] * 4] * 10})
+    row = estimate_shares(predictions, labelled, n_resamples=2000).table().set_index("type")
+    assert row.loc[B, "share"] == 0 and row.loc[B, "ci_low"] == 0
+    assert 0.0 < row.loc[B, "ci_high"] < 0.15
+    assert (row["ci_low"] <= row["share"]).all() and (row["share"] <= row["ci_high"]).all()
 
 
 def test_a_sum_of_types_takes_its_interval_from_the_same_resamples():
