@@ -551,6 +551,7 @@ def stage_counting_aot_eager(graph: torch.fx.GraphModule, example_inputs):
     return torch._dynamo.lookup_backend("aot_eager")(graph, example_inputs)
 
 
+@pytest.mark.slow  # torch.compile on the CPU, 15-40 s; quick compiled checks stay in the default
 def test_the_stage_honours_the_compile_setting(tmp_path, prepared_rte):
     """compile.enabled reaches the sweeps and importance: a compiled run (aot_eager, lengths
     padded to multiples of 8) compiles, and its tables match the eager run's within rounding."""

@@ -42,6 +42,7 @@ def run_sweep(layerwise, rows, ablations, mode, compile_settings=None):
     )  # fmt: skip
 
 
+@pytest.mark.slow  # torch.compile on the CPU, 15-40 s; quick compiled checks stay in the default
 @pytest.mark.parametrize("mode", ["uniform", "zero"])
 def test_compiled_sweep_equals_eager_within_rounding(tiny_model_cfg, tokenizer, mode):
     rows, ablations = seven_rows(), head_ablations(SHAPE) + layer_ablations(SHAPE)
@@ -55,6 +56,7 @@ def test_compiled_sweep_equals_eager_within_rounding(tiny_model_cfg, tokenizer, 
     assert np.abs(eager.logits - eager.baseline).max() > 1000 * TOLERANCE
 
 
+@pytest.mark.slow  # torch.compile on the CPU, 15-40 s; quick compiled checks stay in the default
 def test_a_sweep_compiles_once_per_shape_not_per_ablation_or_batch(tiny_model_cfg, tokenizer):
     rows = seven_rows()  # lengths 7, 14, 5, 11, 9, 14, 6: padded to 8 or 16
     first = [Ablation(0, 0), Ablation(1, 2)]

@@ -57,6 +57,7 @@ def test_compiled_scoring_equals_eager_within_rounding(tiny_model_cfg, tokenizer
     np.testing.assert_allclose(padded, eager, rtol=0, atol=1e-5)  # padding and graph: rounding
 
 
+@pytest.mark.slow  # torch.compile on the CPU, 15-40 s; quick compiled checks stay in the default
 def test_compiled_training_follows_eager(tiny_model_cfg, tokenizer, data):
     eager_model = without_dropout(fresh_model(tiny_model_cfg, tokenizer))
     eager = run(eager_model, data)
@@ -69,6 +70,7 @@ def test_compiled_training_follows_eager(tiny_model_cfg, tokenizer, data):
     assert max((a[k] - b[k]).abs().max().item() for k in a) < 1e-4
 
 
+@pytest.mark.slow  # torch.compile on the CPU, 15-40 s; quick compiled checks stay in the default
 def test_it_compiles_once_per_bucketed_shape_not_per_batch(tiny_model_cfg, tokenizer, data):
     lengths = [len(row["input_ids"]) for row in data[0]]
     epochs = [length_grouped_batches(lengths, SETTINGS.batch_size, SEED + e) for e in (0, 1)]
