@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from pipeline.core.errors import PipelineError
+from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.apply import (
     ESTIMATED_COLUMNS,
     class_shares,
+    load_share_round,
     seed_change,
     share_metrics,
     strongest_is_special,
     vertical_statistics,
 )
+from pipeline.kovaleva.patterns.cnn import load_classifier
 from pipeline.kovaleva.patterns.examples import pick_examples
 from pipeline.kovaleva.patterns.mapsets import LabelledMap
+from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE
+from tests.support.paths import REPO
 
 
 def test_class_shares_with_intervals_over_examples():
@@ -123,3 +131,17 @@ def test_fig1_picks_an_agreed_confident_short_map():
     )
     picks = pick_examples(out_of_fold, maps)
     assert picks["map_id"].tolist() == ["b"]  # agreed, short, then the most confident
+
+
+def test_the_share_round_is_loaded_only_where_a_stratifier_reads_the_runs_maps(tmp_path):
+    """MiniLM's label folder holds round 7 and its stratifier; a folder without one has no
+    round; a stratifier that reads maps of another size than the run's classifier is
+    refused in one line naming the settings."""
+    folder = REPO / "data" / "annotations" / "minilm_l6"
+    stratifier = load_classifier(folder / STRATIFIER_FILE)
+    found = load_share_round(folder, stratifier)
+    assert len(found.labelled) == 240 and set(found.labelled["call"]) <= set(CLASSES)
+    assert load_share_round(tmp_path, stratifier) is None
+    other = dataclasses.replace(stratifier, input_size=stratifier.input_size * 2)
+    with pytest.raises(PipelineError, match=r"set patterns\.classifier\.input_size"):
+        load_share_round(folder, other)
