@@ -35,9 +35,10 @@ from pipeline.kovaleva.patterns.share_estimate import KEPT_FILES
 
 def merged_tables(
     round_folder: Path, label_folder: Path
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """The label folder's sample, visual labels and maps with the round's appended, checked:
-    the round's map ids are new to the folder, and every round map has its map and labels."""
+) -> tuple[pd.DataFrame, pd.DataFrame, dict, int]:
+    """The label folder's sample, visual labels and maps with the round's appended, and the
+    round's map count, checked: the round's map ids are new to the folder, and every round
+    map has its map and labels."""
     sample, extra = read_sample(label_folder / SAMPLE_FILE), read_sample(round_folder / SAMPLE_FILE)
     clash = extra["map_id"].isin(sample["map_id"])
     if clash.any():
@@ -63,7 +64,7 @@ def merged_tables(
         ignore_index=True,
     )  # fmt: skip
     maps = read_map_set(label_folder / MAPS_FILE) | read_map_set(round_folder / MAPS_FILE)
-    return pd.concat([sample, extra], ignore_index=True), visual, maps
+    return pd.concat([sample, extra], ignore_index=True), visual, maps, len(extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,14 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         missing = [str(p) for p in kept if not p.exists()]
         if missing:
             raise PipelineError(f"{missing[0]} not found; merge a round of tools.patterns_round")
-        sample, visual, maps = merged_tables(args.round, args.into)
+        sample, visual, maps, merged = merged_tables(args.round, args.into)
         write_map_set(args.into / MAPS_FILE, maps)
         write_table(args.into / VISUAL_FILE, visual)
         write_table(args.into / SAMPLE_FILE, sample)
         for source, target in KEPT_FILES.items():
             with atomic_path(args.into / target) as tmp:
                 shutil.copyfile(args.round / source, tmp)
-    merged = sample["map_id"].isin(read_sample(args.round / SAMPLE_FILE)["map_id"]).sum()
     print(f"merged the round's {merged} maps into {args.into}; {args.round} is left as it was")
     return 0
 

@@ -21,8 +21,13 @@ import pandas as pd
 
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_text
-from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample
-from pipeline.kovaleva.patterns.share_estimate import STRATUM, read_round, transport_check
+from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_sample
+from pipeline.kovaleva.patterns.share_estimate import (
+    STRATUM,
+    read_round,
+    round_annotations,
+    transport_check,
+)
 from tools.share_round_summary import markdown, pairwise
 
 SUMMARY_FILE = "summary.md"
@@ -53,7 +58,7 @@ def audit_summary(audit: Path, share_round: Path) -> str:
             f"({share_round}).",
             "",
             "## Agreement between the audit's annotators",
-            markdown(pairwise(read_labels(audit, found["map_id"]))),
+            markdown(pairwise(round_annotations(audit))),
             "## Labels by eye per call, the round's and the audit's",
             markdown(counts),
             "## Does a call's P(type | call) differ between the round and the audit?",

@@ -24,8 +24,12 @@ from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_text
 from pipeline.kovaleva.patterns.agreement import kappa, paired_labels, raw_agreement
 from pipeline.kovaleva.patterns.inputs import impossible_types
-from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample
-from pipeline.kovaleva.patterns.share_estimate import read_round, run_shares, transport_check
+from pipeline.kovaleva.patterns.share_estimate import (
+    read_round,
+    round_annotations,
+    run_shares,
+    transport_check,
+)
 
 SUMMARY_FILE = "share_summary.md"
 
@@ -52,10 +56,7 @@ def pairwise(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(folder: Path, predictions: Path) -> str:
-    labelled = read_round(folder)
-    sample = read_sample(folder / SAMPLE_FILE)
-    labels = read_labels(folder, sample["map_id"])
-    labels = labels[labels["map_id"].isin(labelled["map_id"])]
+    labelled, labels = read_round(folder), round_annotations(folder)
     run = pd.read_parquet(predictions)
     shares = run_shares(
         run, labelled, n_resamples=1000, seed=0, impossible=impossible_types(run["task"].unique())

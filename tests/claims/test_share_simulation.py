@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks.share_estimate_crosscheck import P_TRUE
+from benchmarks.share_estimate_crosscheck import SIZES as CROSSCHECK_SIZES
 from pipeline.claims.coverage import LOWEST_COVERAGE
 from pipeline.claims.share_simulation import (
     HEADER,
@@ -136,18 +138,10 @@ def test_a_one_sentence_task_shows_no_block():
 
 # A small run like the default one: two tasks (one pair, one single-sentence) x two variants,
 # 48 examples of 24 maps each, the examples' call shares spread around the cell's
-# (Dirichlet, concentration 40); P(type | call) with every type in every stratum.
+# (Dirichlet, concentration 40); P(type | call), with every type in every stratum, and the
+# round's sizes are the samplics cross-check's (benchmarks/share_estimate_crosscheck.py).
 CALL_SHARES = np.array([0.69, 0.041, 0.13, 0.0008, 0.1382])  # CLASSES order
-P_TRUE = np.array(  # rows: calls, columns: types (CLASSES order)
-    [
-        [0.80, 0.006, 0.096, 0.008, 0.09],
-        [0.01, 0.82, 0.10, 0.01, 0.06],
-        [0.11, 0.11, 0.69, 0.02, 0.07],
-        [0.21, 0.03, 0.15, 0.34, 0.27],
-        [0.20, 0.12, 0.10, 0.03, 0.55],
-    ]
-)
-SIZES = (120, 20, 30, 13, 57)  # the round's n_h
+SIZES = tuple(CROSSCHECK_SIZES.values())  # the round's n_h
 
 
 def _observed_like_the_default_run(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:

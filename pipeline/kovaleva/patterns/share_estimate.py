@@ -99,10 +99,8 @@ def round_labels(sample: pd.DataFrame, resolved: pd.DataFrame) -> pd.DataFrame:
     return maps.merge(resolved[["map_id", "label"]], on="map_id", how="inner")
 
 
-def read_round(folder: Path) -> pd.DataFrame:
-    """The share round of a label folder (its maps whose `stratum` is a call, merged by
-    tools.merge_round), as `round_labels` gives it; each map's one label is resolved among
-    the round's own labels, so that a tie goes to the round's primary annotator."""
+def _drawn(folder: Path) -> pd.DataFrame:
+    """The sample rows of a label folder's share round (their `stratum` a call)."""
     sample = read_sample(folder / SAMPLE_FILE)
     drawn = sample[sample["stratum"].str.startswith("call:")].reset_index(drop=True)
     if drawn.empty:
@@ -110,8 +108,23 @@ def read_round(folder: Path) -> pd.DataFrame:
             f"{folder}: no share round (no map with a stratum call:<type>@<digest>); draw one "
             "with tools.patterns_round and merge it with tools.merge_round"
         )
-    labels = read_labels(folder, sample["map_id"])
-    return round_labels(drawn, resolve(labels[labels["map_id"].isin(drawn["map_id"])]))
+    return drawn
+
+
+def round_annotations(folder: Path, drawn: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every label of the share round's maps, one row per (map, annotator) (`drawn`: the
+    round's sample rows, read from `folder` where not given)."""
+    drawn = _drawn(folder) if drawn is None else drawn
+    labels = read_labels(folder, read_sample(folder / SAMPLE_FILE)["map_id"])
+    return labels[labels["map_id"].isin(drawn["map_id"])].reset_index(drop=True)
+
+
+def read_round(folder: Path) -> pd.DataFrame:
+    """The share round of a label folder (its maps whose `stratum` is a call, merged by
+    tools.merge_round), as `round_labels` gives it; each map's one label is resolved among
+    the round's own labels, so that a tie goes to the round's primary annotator."""
+    drawn = _drawn(folder)
+    return round_labels(drawn, resolve(round_annotations(folder, drawn)))
 
 
 @dataclass(frozen=True)
