@@ -1,11 +1,12 @@
 """Shared fixtures: offline data location, tokenizer, the tiny random BERT's config, and the
 micro profile as single stages (`micro_stage`) or as a committed git repo (`micro_repo`).
-Tiny BERTs built from a shape and configs composed once per session: tests/support/builders.py."""
+Tiny BERTs built from a shape and configs composed once per session: tests/support/builders.py.
+Toy analysis packages scanned for one test (`toy_analyses`): tests/support/toy_analysis.py."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pipeline.models.loading import load_tokenizer
 from tests.support.builders import micro_run
 from tests.support.paths import REPO
 from tests.support.repos import micro_git_repo
+from tests.support.toy_analysis import scanned
 
 torch.set_num_threads(min(2, torch.get_num_threads()))
 
@@ -82,3 +84,13 @@ def micro_stage(tmp_path: Path) -> MicroStage:
         return micro_run(tmp_path / "data", tmp_path / "outputs", task, settings)
 
     return make
+
+
+@pytest.fixture
+def toy_analyses(tmp_path: Path) -> Iterator[Path]:
+    """A folder of toy analysis packages (tests/support/toy_analysis.py's `write_toy`) that
+    pipeline.analyses scans and imports from for the test's duration, and no longer after."""
+    root = tmp_path / "analyses"
+    root.mkdir()
+    with scanned(root):
+        yield root

@@ -6,16 +6,16 @@ them. Nothing lists the packages; `names()` finds them, and the generated files 
 params.yaml, the config's defaults list, the report's sections, the claims table) are built
 from what they declare (pipeline/analyses/analysis.py, groups.py, catalog.py).
 
-Beside this folder, each folder that $DARK_SECRETS_ANALYSES names (several: separated by
-`os.pathsep`) is scanned too: a folder of analysis packages laid out as this one, with their
-groups' values in its own `conf/<group>/default.yaml` (a test's toy analysis in a temporary
-folder). Its packages import as `pipeline.analyses.<name>` like this folder's.
+The scan reads the folders of this package's `__path__`, which Python sets to this folder
+alone and the pipeline never changes. A folder a caller appends to it explicitly (a test's
+toy analyses, for the test's duration: tests/support/toy_analysis.py) is scanned too, its
+packages import as `pipeline.analyses.<name>`, and their groups' values lie in its own
+`conf/<group>/`.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 from types import ModuleType
 
@@ -23,16 +23,11 @@ from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 
 HERE = Path(__file__).parent
-EXTRA_ROOTS = "DARK_SECRETS_ANALYSES"  # the environment variable naming more folders to scan
 
 
 def roots() -> tuple[Path, ...]:
-    """The folders of analysis packages: this one, then those $DARK_SECRETS_ANALYSES names."""
-    extra = os.environ.get(EXTRA_ROOTS, "")
-    return (HERE, *(Path(folder).resolve() for folder in extra.split(os.pathsep) if folder))
-
-
-__path__.extend(str(root) for root in roots()[1:])  # so their packages import from here
+    """The folders of analysis packages: those of this package's `__path__`, in its order."""
+    return tuple(Path(entry) for entry in __path__)
 
 
 def _in(root: Path) -> list[str]:
@@ -50,8 +45,8 @@ def names(root: Path | None = None) -> list[str]:
     twice = sorted({name for name in found if found.count(name) > 1})
     if twice:
         raise PipelineError(
-            f"analysis package {twice[0]} is in more than one folder of {EXTRA_ROOTS}; "
-            "rename one of them"
+            f"analysis package {twice[0]} is in more than one folder of "
+            f"{__name__}.__path__; rename one of them"
         )
     return sorted(found)
 
@@ -63,7 +58,7 @@ def folder(name: str) -> Path:
 
 def conf_dir(name: str) -> Path:
     """The conf/ folder that holds the values of analysis `name`'s config group: the
-    project's, or that of the extra folder it lies in."""
+    project's, or that of the other folder of `__path__` it lies in."""
     root = folder(name).parent
     return CONF_DIR if root == HERE else root / "conf"
 

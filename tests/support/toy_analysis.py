@@ -1,14 +1,21 @@
-"""A toy analysis package written into a temporary folder that $DARK_SECRETS_ANALYSES names
-(pipeline/analyses/__init__.py), and a Python snippet run with that folder scanned."""
+"""A toy analysis package written into a temporary folder, and that folder scanned beside
+pipeline/analyses/ (appended to the package's `__path__`, pipeline/analyses/__init__.py):
+in this process for a block's duration (`scanned`, the `toy_analyses` fixture of
+tests/conftest.py), or in a Python snippet run apart (`run_scanned`). A stage run by
+`python -m` or DVC finds a toy written into a copy of the project instead
+(`write_toy(copy / "pipeline/analyses")`, `write_values(copy)`: tests/support/repos.py)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.analyses import EXTRA_ROOTS
+from pipeline import analyses
 from tests.support.paths import REPO
 
 SETTINGS = """from dataclasses import dataclass
@@ -99,14 +106,41 @@ def write_toy(
 
 
 def write_values(root: Path, group: str = "toy") -> None:
-    """conf/<group>/default.yaml of an extra root's group."""
+    """conf/<group>/default.yaml under `root`: the values of a toy's group."""
     (root / "conf" / group).mkdir(parents=True)
     (root / "conf" / group / "default.yaml").write_text("scale: 3\n")
 
 
+@contextmanager
+def scanned(*roots: Path) -> Iterator[None]:
+    """Within the block, the packages under `roots` are analyses: `names()` lists them and
+    they import as `pipeline.analyses.<name>`. After it, neither, and no module of theirs
+    stays imported."""
+    added = [str(root) for root in roots]
+    analyses.__path__.extend(added)
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        for entry in added:
+            analyses.__path__.remove(entry)
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if file and any(Path(file).is_relative_to(root) for root in roots):
+                del sys.modules[name]
+                parent, _, child = name.rpartition(".")
+                if parent == analyses.__name__ and hasattr(analyses, child):
+                    delattr(analyses, child)
+
+
+SCAN = "import pipeline.analyses\npipeline.analyses.__path__.append({root!r})\n"
+
+
 def run_scanned(root: Path, code: str) -> subprocess.CompletedProcess:
-    """Run Python `code` in the project with `root` scanned for analysis packages too."""
-    env = {**os.environ, EXTRA_ROOTS: str(root), "PYTHONPATH": str(REPO)}
+    """Run Python `code` in the project with `root` scanned for analysis packages too (its
+    first lines append `root` to pipeline.analyses' `__path__`)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    script = SCAN.format(root=str(root)) + code
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True
     )
