@@ -4,8 +4,8 @@ claims are declared for (`Scope`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate
@@ -13,11 +13,15 @@ from pipeline.claims.rules import Beyond, Estimate
 
 @dataclass(frozen=True)
 class Scope:
-    """What an analysis's claims are declared for: the run's tasks, and the UD relations its
-    syntax stage scored (an extension row for each one outside Clark's Table 1)."""
+    """What an analysis's claims are declared for: the run's tasks, and by unit name the
+    units the run scored that add rows of their own (provides.Unit: e.g. UD relations)."""
 
     tasks: tuple[str, ...]
-    relations: tuple[str, ...] = ()
+    units: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def of(self, unit: str) -> tuple[str, ...]:
+        """The units of name `unit` the run scored (none where it names none)."""
+        return tuple(self.units.get(unit, ()))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ run's estimate, its interval and verdict, the rule's threshold with its reason, 
 at half and double the threshold, the smallest effect the sample could detect against the
 effect the power check looks for (and where that effect comes from), and the per-seed
 verdicts. A claim that reads fine-tuned models is evaluated on every fine-tuning seed whose
-models learned their task (gate.py); with two or more such seeds its interval spans seeds and
+models learned their task (validity.py); with two or more such seeds its interval spans seeds and
 examples (seeds.py), and it is `seed-dependent` when one seed supports it and another
 contradicts it. Pre-trained-only claims read the same files for every seed and are
 evaluated once.
@@ -16,17 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from types import ModuleType
 
 import pandas as pd
 from scipy.stats import t as student_t
 
-from pipeline import analyses
-from pipeline.analyses import catalog
-from pipeline.analyses.clark_syntax.results import UdMetrics
-from pipeline.analyses.prepare.results import PrepareMetrics
+from pipeline.claims import provides
 from pipeline.claims.claim import Claim, Scope
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.provides import claim_modules
 from pipeline.claims.readings import READING, finding_of, with_findings
 from pipeline.claims.rules import VERDICTS, Estimate, Verdict, settle
 from pipeline.claims.seeds import across_seeds
@@ -47,28 +44,21 @@ PAPERS_EFFECT = "the paper's"  # power_effect_source of an effect the paper prin
 MAX_SEEDS = 50  # the most fine-tuning seeds `seeds_needed` reckons with
 
 
-def claim_modules() -> dict[str, ModuleType]:
-    """Each analysis's claims module (`pipeline/analyses/<name>/claims.py`), by analysis name,
-    found by scanning the analyses (pipeline.analyses.names), in the report's section order
-    (an analysis without a section after those with one, by name)."""
-    found = {name: analyses.part(name, "claims") for name in analyses.names()}
-    sections = list(catalog.sections())
-    order = sorted(found, key=lambda n: (sections.index(n) if n in sections else len(sections), n))
-    return {name: found[name] for name in order if found[name] is not None}
-
-
-def declared_claims(tasks: Sequence[str], relations: Sequence[str]) -> list[Claim]:
-    """Every analysis's claims for these tasks (its module's `claims(scope)`), analyses in
-    the report's order (`claim_modules`), with an extension row for each UD relation of
-    `relations` outside Clark's Table 1."""
-    scope = Scope(tuple(tasks), tuple(relations))
+def declared_claims(scope: Scope) -> list[Claim]:
+    """Every analysis's claims for `scope` (its module's `claims(scope)`), analyses in the
+    report's order (provides.claim_modules)."""
     return [claim for module in claim_modules().values() for claim in module.claims(scope)]
 
 
+def scope_of(out: StageOutputs, tasks: Sequence[str]) -> Scope:
+    """A run's scope: `tasks`, and the units each analysis declares that the run scored
+    (provides.Unit)."""
+    return Scope(tuple(tasks), {unit.name: tuple(unit.found(out)) for unit in provides.units()})
+
+
 def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
-    """A run's claims: the declared ones, with a row for each relation its syntax stage
-    scored."""
-    return declared_claims(tasks, out.read(UdMetrics).scored_relations())
+    """A run's claims: those declared for its scope (`scope_of`)."""
+    return declared_claims(scope_of(out, tasks))
 
 
 @dataclass(frozen=True)
@@ -171,24 +161,37 @@ def _underpowered_reason(claim: Claim, measured: Estimate, dev_rows: float) -> s
 def gate_failures(claim: Claim, out: StageOutputs, seed: int) -> str:
     """Why the claim cannot be tested on `seed`'s models ('' when it can): a model that did
     not learn its task, or, for a removal or pruning claim, one with too little room above
-    chance on the ablation rows (gate.py)."""
-    if not claim.gated:
+    chance on the ablation rows (validity.py; what each reads of the run, provides.py)."""
+    if not claim.gated or not claim.finetuned:
         return ""
-    failed = [g.reason for g in (learned(out, task, seed) for task in claim.finetuned)]
-    failed = [reason for reason in failed if reason]
+    gate = provides.learned_gate()
+    if gate is None:
+        raise PipelineError(
+            f"claims: {claim.name} reads fine-tuned models but no analysis declares the "
+            "learning gate; declare one (PROVIDES of pipeline/analyses/<name>/claims.py)"
+        )
+    found = (learned(gate.read(out, task, seed), task, seed) for task in claim.finetuned)
+    failed = [g.reason for g in found if g.reason]
     if not failed and claim.headroom is not None:
-        found = (headroom_failure(out, t, seed, claim.headroom) for t in claim.finetuned)
-        failed = [reason for reason in found if reason]
+        room = provides.room()
+        if room is None:
+            raise PipelineError(
+                f"claims: {claim.name} needs headroom but no analysis declares the headroom "
+                "gate's room; declare one (PROVIDES of pipeline/analyses/<name>/claims.py)"
+            )
+        rooms = (headroom_failure(room(out, t, seed), t, seed, claim.headroom)
+                 for t in claim.finetuned)  # fmt: skip
+        failed = [reason for reason in rooms if reason]
     return "; ".join(failed)
 
 
 def dev_rows(out: StageOutputs, claim: Claim) -> float:
-    """The whole dev set of the claim's task (the prepare stage's count of its evaluation
-    split before any cap); NaN for a claim of no single task or without that count."""
-    if len(claim.finetuned) != 1 or not out.has(PrepareMetrics):
+    """The whole dev set of the claim's task (as the analysis that declares it reads it,
+    provides.Provides.dev_rows); NaN for a claim of no single task or without that count."""
+    reader = provides.dev_rows_of()
+    if len(claim.finetuned) != 1 or reader is None:
         return math.nan
-    rows = out.read(PrepareMetrics).dev_rows(claim.finetuned[0])
-    return math.nan if rows is None else rows
+    return reader(out, claim.finetuned[0])
 
 
 def evaluate(

@@ -10,7 +10,8 @@ claim-relevant settings by key (the SETTINGS beside each analysis's claims,
 measurement_pins.settings_by_family: label folders, example counts, the classifier's
 settings, the gates' inputs), as conf/ composes them under each profile a
 committed table is judged under (measurement_pins.PROFILES, from version 6 on), over the
-claims declared for every task of Kovaleva et al.'s Table 1 (`REGISTRY_TASKS`). How they
+claims declared for every task the analyses name for it (provides.registry_tasks: those of
+Kovaleva et al.'s Table 1). How they
 are measured: the visual labels the pattern classifier learns from
 (measurement_pins.label_pins, from version 5 on), every judged profile's seeds, fine-tuning
 recipe and sample sizes (measurement_pins.profile_pins, from version 8 on), and every input
@@ -19,9 +20,10 @@ the interval, its critical value, its evidence and any bracket's ends). And how 
 become verdicts (from version 6 on): the verdicts, pooled intervals and power figures of a
 synthetic grid of per-seed statistics (seeds that agree and seeds that disagree), and the
 gates' answers on a synthetic grid of margins (verdict_pins.verdict_grid, gate_grid).
-The extension row a run adds for each UD relation outside Clark's Table 1 is one template,
-registered once with the relation `RELATION` in its name: which relations a run scores
-depends on its data, never on the registry. It hashes no code and no run's outputs, so
+The rows a run adds for each unit it scored (provides.Unit: e.g. an extension row for each
+UD relation outside Clark's Table 1) are one template each, registered once with the unit's
+place-holder (`<relation>`) in its name: which units a run scores depends on its data, never
+on the registry. It hashes no code and no run's outputs, so
 moving or renaming code leaves it alone and every model's run shares it; a change to a
 claim's words, threshold, settings, labels, measured behaviour, or the way seeds, rules,
 `settle`, the power check and the gates turn measurements into verdicts moves it.
@@ -64,18 +66,18 @@ from typing import Any
 
 import yaml
 
-from pipeline.analyses.table1.claims import TABLE1
-from pipeline.claims.claim import Claim
-from pipeline.claims.evaluate import declared_claims
+from pipeline.claims import provides
+from pipeline.claims.claim import Claim, Scope
+from pipeline.claims.evaluate import all_claims, declared_claims
 from pipeline.claims.measurement_pins import (
     FIXTURE,
     FIXTURE_TASKS,
     fixture_outputs,
-    fixture_relations,
     label_pins,
     profile_pins,
     settings,
 )
+from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.thresholds import Threshold
 from pipeline.claims.verdict_pins import gate_grid, verdict_grid
 from pipeline.core.errors import PipelineError, exit_on_error
@@ -83,8 +85,6 @@ from pipeline.core.io import write_text
 
 AMENDMENTS = Path(__file__).with_name("amendments.yaml")
 RECORD = Path(__file__).with_name("registry_record.json")  # the last version's parts
-REGISTRY_TASKS: tuple[str, ...] = tuple(TABLE1)  # every task of Kovaleva et al.'s Table 1
-RELATION = "<relation>"  # the per-relation extension row's place-holder (module docstring)
 STATUSES = ("draft", "frozen")
 LATER_PARTS = ("profiles",)  # parts a record of an earlier version lacks: `moved` adds them
 NAMED = 20  # the most moved items a failure names (the command lists them all)
@@ -153,9 +153,10 @@ def digest(claims: Sequence[Claim]) -> str:
 
 
 def registered_claims() -> list[Claim]:
-    """Every claim of the registry: those declared for every task of Kovaleva et al.'s
-    Table 1, the per-relation extension row once, as its template."""
-    return declared_claims(REGISTRY_TASKS, (RELATION,))
+    """Every claim of the registry: those declared for every task of the registry's
+    (provides.registry_tasks), each unit's rows once, as its template (provides.Unit)."""
+    templates = {unit.name: (unit.template(),) for unit in provides.units()}
+    return declared_claims(Scope(provides.registry_tasks(), templates))
 
 
 def registry_parts(
@@ -165,9 +166,7 @@ def registry_parts(
     registered claim's spec by id, the labels the pattern classifier learns from, what the
     claims of the fixture's tasks measure on it (`claims`, for a test: those claims,
     declared otherwise), and the verdict and gate grids."""
-    measured = (
-        claims if claims is not None else declared_claims(FIXTURE_TASKS, fixture_relations(fixture))
-    )
+    measured = claims if claims is not None else all_claims(StageOutputs(fixture), FIXTURE_TASKS)
     return {
         "claims": {c.name: json.loads(_canonical(claim_spec(c))) for c in registered_claims()},
         "labels": label_pins(),

@@ -9,6 +9,9 @@ fine-tuning, each by a paired 95% interval that lies above 0.
 A claim about removing or pruning heads also needs room on the rows the ablations score
 (`headroom_failure`): a model barely above chance there can lose no more than its margin,
 so "pruning costs under a point" would hold by default.
+
+The cut-offs are here; what each gate reads of a run (`Learning`, `Room`) is read by the
+analysis that declares it (provides.py), so the gates name no analysis.
 """
 
 from __future__ import annotations
@@ -17,9 +20,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipeline.analyses.ablate.results import AblateMetrics, AblationRows
-from pipeline.analyses.table1.results import Table1Metrics
-from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Estimate
 
 # what the lower 95% bound of a learned model's margin over chance, and over no fine-tuning,
@@ -31,25 +31,35 @@ LEARNING_CURVES = "docs/benchmarks.md#learning-curves"
 
 
 @dataclass(frozen=True)
+class Learning:
+    """What the gate reads of one fine-tuned model on its task's dev rows (an analysis reads
+    it off a run, provides.LearnedGate): its main metric, its paired margins over the best
+    constant prediction and over the model without fine-tuning, and those two's scores."""
+
+    score: Estimate
+    over_chance: Estimate
+    over_pretrained: Estimate
+    chance: float
+    pretrained: float
+
+
+@dataclass(frozen=True)
 class Learned:
     passed: bool
     reason: str  # why not, in words (empty when passed)
 
 
-def learned(out: StageOutputs, task: str, seed: int) -> Learned:
+def learned(learning: Learning, task: str, seed: int) -> Learned:
     """Whether the model fine-tuned on `task` with `seed` learned it (module docstring)."""
-    row = out.read(Table1Metrics, seed).tasks[task]
-    score = Estimate.of(row.finetuned)
-    over_chance = Estimate.of(row.finetuned_minus_chance)
-    over_pretrained = Estimate.of(row.finetuned_minus_pretrained)
+    over_chance, over_pretrained = learning.over_chance, learning.over_pretrained
     if over_chance.ci_low > LEARNED_ABOVE and over_pretrained.ci_low > LEARNED_ABOVE:
         return Learned(True, "")
-    chance, pretrained = row.chance, row.pretrained
+    score = learning.score
     return Learned(
         False,
         f"the {task} model (seed {seed}) did not learn {task}: dev {score.statistic:.3f} "
-        f"[{score.ci_low:.3f}, {score.ci_high:.3f}], chance {chance:.3f}, "
-        f"no fine-tuning {pretrained:.3f} (which recipes learn it: {LEARNING_CURVES})",
+        f"[{score.ci_low:.3f}, {score.ci_high:.3f}], chance {learning.chance:.3f}, "
+        f"no fine-tuning {learning.pretrained:.3f} (which recipes learn it: {LEARNING_CURVES})",
     )
 
 
@@ -65,21 +75,29 @@ def constant_score(metric: str, labels: pd.Series) -> float:
     return 0.0
 
 
-def headroom_failure(out: StageOutputs, task: str, seed: int, needed: float) -> str:
+@dataclass(frozen=True)
+class Room:
+    """What the headroom gate reads of one model on the ablation rows (an analysis reads it
+    off a run, provides.Provides.room): the main metric's name, the rows, the best constant
+    prediction's score on them (`constant_score`) and the unablated model's."""
+
+    metric: str
+    rows: int
+    chance: float
+    baseline: Estimate
+
+
+def headroom_failure(room: Room, task: str, seed: int, needed: float) -> str:
     """Why the ablation rows of `task`'s model (seed `seed`) leave a removal or pruning claim
     nothing to measure ('' when they do not): the lower 95% bound of the baseline's margin
     over chance on those rows is below `needed`, the effect the claim is about."""
-    ablated = out.read(AblateMetrics, task, seed)
-    metric = "accuracy" if ablated.main_metric is None else ablated.main_metric
-    labels = out.read(AblationRows, task, seed).label
-    chance = constant_score(metric, labels)
-    baseline = Estimate.of(ablated.baseline)
+    baseline, chance = room.baseline, room.chance
     margin = baseline.ci_low - chance
     if margin >= needed and margin > 0:
         return ""
     return (
-        f"the {task} model (seed {seed}) clears chance on the {len(labels)} ablation rows by "
-        f"a lower bound of {margin:+.3f} ({metric} {baseline.statistic:.3f} "
+        f"the {task} model (seed {seed}) clears chance on the {room.rows} ablation rows by "
+        f"a lower bound of {margin:+.3f} ({room.metric} {baseline.statistic:.3f} "
         f"[{baseline.ci_low:.3f}, {baseline.ci_high:.3f}], chance {chance:.3f}), less than the "
         f"{needed:.3g} this claim is about: it has too little to lose"
     )

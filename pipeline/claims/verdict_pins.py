@@ -8,8 +8,9 @@ both sides), `settle` (zero-width and unresolved intervals), the power
 check (the detectable effect with Z_POWER, the rows and seeds it would take) and the
 sensitivity columns (evaluate.evaluate_claim); and how a finding read two ways combines its
 readings' verdicts (readings.combined), for every pair of them. The gate grid asks
-validity.learned and validity.headroom_failure, on in-memory outputs, whether each model
-passes. Each number
+validity.learned and validity.headroom_failure, on what they read of a model (validity's
+`Learning` and `Room`, the best constant prediction's score by validity.constant_score),
+whether each model passes. Each number
 enters the digest to `DIGITS` significant digits, as the fixture's do (measurement_pins):
 changing how seeds are pooled, a quantile, a rule, `settle`, the power check or a gate's
 cut-off moves the digest; moving or renaming code does not.
@@ -20,16 +21,14 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from pipeline.analyses.ablate.results import AblateMetrics, AblationRows
-from pipeline.analyses.table1.results import Table1Metrics, TaskRow
+import pandas as pd
+
 from pipeline.claims.claim import Claim, Source
 from pipeline.claims.evaluate import evaluate_claim
-from pipeline.claims.outputs import SyntheticOutputs
 from pipeline.claims.readings import combined
 from pipeline.claims.rules import VERDICTS, Beyond, Estimate
 from pipeline.claims.thresholds import Threshold
-from pipeline.claims.validity import headroom_failure, learned
-from pipeline.core.results import Family, Results
+from pipeline.claims.validity import Learning, Room, constant_score, headroom_failure, learned
 from pipeline.core.stats import Interval
 
 DIGITS = 4  # significant digits of each grid number in the digest
@@ -116,8 +115,8 @@ def verdict_grid() -> dict[str, list[str]]:
     return pinned
 
 
-def _interval(low: float) -> Interval:
-    return Interval(low + 0.05, low, low + 0.1)
+def _interval(low: float) -> Estimate:
+    return Estimate.of(Interval(low + 0.05, low, low + 0.1))
 
 
 LEARNED_MARGINS = (-0.02, 0.004, 0.05)  # lower bounds over chance and over no fine-tuning
@@ -128,31 +127,21 @@ NEEDED = (0.0, 0.001, 0.012)  # the room a removal claim needs
 def gate_grid() -> dict[str, str]:
     """Whether each synthetic model passes the learning gate and the headroom gate."""
     seed = SEEDS[0]
-    rows = {}
-    tasks = {}
+    pinned = {}
     for chance_margin, pretrained_margin in product(LEARNED_MARGINS, LEARNED_MARGINS):
-        task = f"t{len(tasks)}"
-        tasks[task] = f"{chance_margin}:{pretrained_margin}"
-        rows[task] = TaskRow(
-            finetuned=_interval(0.7),
-            finetuned_minus_chance=_interval(chance_margin),
-            finetuned_minus_pretrained=_interval(pretrained_margin),
-            finetuned_minus_random_init=_interval(0.1),  # the gate does not read it
+        learning = Learning(
+            score=_interval(0.7),
+            over_chance=_interval(chance_margin),
+            over_pretrained=_interval(pretrained_margin),
             chance=0.6,
             pretrained=0.5,
         )
-    results: dict[tuple, Results] = {(Table1Metrics, seed): Table1Metrics(Family(rows))}
-    labels = AblationRows.of(label=[1] * 60 + [0] * 40)  # accuracy's chance: 0.6
-    for i, margin in enumerate(HEADROOM_MARGINS):
-        baseline = _interval(0.6 + margin)
-        results[(AblateMetrics, f"h{i}", seed)] = AblateMetrics(100.0, baseline, "accuracy")
-        results[(AblationRows, f"h{i}", seed)] = labels
-    out = SyntheticOutputs(results)
-    pinned = {
-        f"learned:{margins}": str(learned(out, task, seed).passed)
-        for task, margins in tasks.items()
-    }
-    for (i, margin), needed in product(enumerate(HEADROOM_MARGINS), NEEDED):
-        passed = headroom_failure(out, f"h{i}", seed, needed) == ""
+        passed = learned(learning, "grid", seed).passed
+        pinned[f"learned:{chance_margin}:{pretrained_margin}"] = str(passed)
+    labels = pd.Series([1] * 60 + [0] * 40)  # accuracy's chance: 0.6
+    chance = constant_score("accuracy", labels)
+    for margin, needed in product(HEADROOM_MARGINS, NEEDED):
+        room = Room("accuracy", len(labels), chance, _interval(0.6 + margin))
+        passed = headroom_failure(room, "grid", seed, needed) == ""
         pinned[f"headroom:{margin}:{needed}"] = str(passed)
     return pinned

@@ -20,6 +20,7 @@ import yaml
 from pipeline.analyses.defaults_list import render
 from pipeline.analyses.toy import claims as toy
 from pipeline.claims.cases import verdict_of
+from pipeline.claims.claim import Scope
 from pipeline.claims.evaluate import declared_claims, evaluate
 from pipeline.claims.outputs import StageOutputs
 from pipeline.core.config import CONF_DIR
@@ -36,7 +37,7 @@ outputs = Path(sys.argv[1]) / "outputs"  # what the toy stage writes for (sst2, 
 (outputs / "metrics/toy/sst2").mkdir(parents=True)
 written = {"scaled_labels": 6, "scaled_labels_ci_low": 5, "scaled_labels_ci_high": 7}
 (outputs / "metrics/toy/sst2/seed42.json").write_text(json.dumps(written))
-found = [c for c in declared_claims(["sst2"], []) if c.name.startswith("extension.toy")]
+found = [c for c in declared_claims(Scope(("sst2",))) if c.name.startswith("extension.toy")]
 table, _ = evaluate(found, StageOutputs(outputs), [42])
 print(json.dumps({
     "dvc": yaml.safe_load(dvc_yaml())["stages"],

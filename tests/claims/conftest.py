@@ -2,15 +2,16 @@
 
 import pytest
 
-from pipeline.claims.evaluate import declared_claims
-from pipeline.claims.measurement_pins import FIXTURE_TASKS, fixture_relations
+from pipeline.claims.evaluate import all_claims
+from pipeline.claims.measurement_pins import FIXTURE, FIXTURE_TASKS
+from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.registry import registry_digest
 
 
 @pytest.fixture(scope="module")
 def fixture_claims():
-    """Every claim as declared for the registry fixture's tasks and relations."""
-    return declared_claims(FIXTURE_TASKS, fixture_relations())
+    """Every claim as declared for the registry fixture's tasks and the units it scored."""
+    return all_claims(StageOutputs(FIXTURE), FIXTURE_TASKS)
 
 
 @pytest.fixture(scope="module")

@@ -24,13 +24,12 @@ from tests.support.paths import REPO
 MEASURE_FIXTURE = """
 import json
 from pipeline.claims.measurement_pins import FIXTURE, FIXTURE_SEED, FIXTURE_TASKS
-from pipeline.claims.measurement_pins import fixture_relations
-from pipeline.claims.evaluate import declared_claims
+from pipeline.claims.evaluate import all_claims
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import settle
 out = StageOutputs(FIXTURE)
 measured = {}
-for claim in declared_claims(FIXTURE_TASKS, fixture_relations(FIXTURE)):
+for claim in all_claims(out, FIXTURE_TASKS):
     m = claim.measure(out, FIXTURE_SEED)
     verdict, _ = settle(claim.rule(m), m)
     measured[claim.name] = [*(float(v).hex() for v in (m.statistic, m.ci_low, m.ci_high)), verdict]

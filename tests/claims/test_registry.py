@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.analyses.clark_syntax.claims import RELATION
 from pipeline.claims.evaluate import all_claims
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.provides import registry_tasks
 from pipeline.claims.registry import (
     AMENDMENTS,
-    REGISTRY_TASKS,
-    RELATION,
     claim_spec,
     digest,
     digest_of,
@@ -115,8 +115,8 @@ def test_every_claim_of_a_run_is_registered_by_name_or_as_the_relation_template(
     syntax stage scored: each is registered under its own name, or is the per-relation row,
     equal to its registered template but for the relation's name."""
     registered = {c.name: claim_spec(c) for c in registered_claims()}
-    template = registered["extension.head_beats_offset." + RELATION]
-    run = all_claims(StageOutputs(REPO / "outputs"), REGISTRY_TASKS)
+    template = registered["extension.head_beats_offset." + RELATION.template()]
+    run = all_claims(StageOutputs(REPO / "outputs"), registry_tasks())
     relation_rows = [c for c in run if c.name not in registered]
     assert len(relation_rows) >= 5  # the committed run scores UD relations outside Table 1
     for claim in relation_rows:

@@ -137,10 +137,10 @@ def _redeclared(monkeypatch: pytest.MonkeyPatch, name: str, **changes: object) -
     """The registered claims declared with `changes` to the claims whose id starts `name`."""
     declared = registry.declared_claims
 
-    def changed(tasks, relations):
+    def changed(scope):
         return [
             dataclasses.replace(c, **changes) if c.name.startswith(name) else c
-            for c in declared(tasks, relations)
+            for c in declared(scope)
         ]
 
     monkeypatch.setattr(registry, "declared_claims", changed)

@@ -1,22 +1,29 @@
 """Removing heads and layers, and pruning them: Kovaleva et al. (2019), Sec. 5, Figs. 8-9
 (a single head's or layer's removal, and a random head's, can improve the score), and
-Michel et al. (2019), Sec. 4.2 (a large share of heads can be pruned at a small cost)."""
+Michel et al. (2019), Sec. 4.2 (a large share of heads can be pruned at a small cost).
+
+The ablation rows also tell the claims engine how much room a model has above chance for a
+removal or pruning claim (the headroom gate, pipeline/claims/validity.py): `PROVIDES`."""
 
 from __future__ import annotations
 
 from pipeline.analyses.ablate.results import (
     AblateMetrics,
+    AblationRows,
     HeadRemovals,
     LayerRemovals,
     Pruning,
 )
-from pipeline.claims.cases import SEED, Case, ablation_rows, learned_row, table1
+from pipeline.claims.cases import SEED, Case, interval, learned_results
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.provides import Provides
 from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.selection import best_removal, mean_removal
 from pipeline.claims.thresholds import DIRECTION, NOT_NOTICEABLE, PRUNED_FRACTION
 from pipeline.claims.unchanged import changed_share_bound
+from pipeline.claims.validity import Room, constant_score
+from pipeline.core.results import Results
 from pipeline.core.schema import load_task
 
 PAPER = "Kovaleva et al. 2019"
@@ -189,6 +196,29 @@ def claims(scope: Scope) -> list[Claim]:
     return found
 
 
+def room(out: StageOutputs, task: str, seed: int) -> Room:
+    """What the headroom gate reads of `task`'s model of `seed`: its unablated score on the
+    ablation rows and the best constant prediction's."""
+    ablated = out.read(AblateMetrics, task, seed)
+    metric = "accuracy" if ablated.main_metric is None else ablated.main_metric
+    labels = out.read(AblationRows, task, seed).label
+    return Room(metric, len(labels), constant_score(metric, labels), Estimate.of(ablated.baseline))
+
+
+PROVIDES = Provides(room=room)
+
+
+def ablation_rows(task: str, baseline: float = 0.8, rows: int = 96) -> dict[tuple, Results]:
+    """`task`'s ablation rows (half of each label: chance 0.5) and the unablated model's
+    accuracy on them, `baseline` +-0.08."""
+    return {
+        (AblateMetrics, task, SEED): AblateMetrics(
+            float(rows), interval(baseline, 0.08), "accuracy"
+        ),
+        (AblationRows, task, SEED): AblationRows.of(label=[0, 1] * (rows // 2)),
+    }
+
+
 def _removals(task: str, deltas: list[float], baseline: float = 0.8) -> dict:
     """`task`'s model (learned; its ablation rows' baseline `baseline`) with one head per
     delta (each +-0.03, q 0.01) and one layer per delta."""
@@ -201,7 +231,7 @@ def _removals(task: str, deltas: list[float], baseline: float = 0.8) -> dict:
     return (
         {(HeadRemovals, task, SEED): HeadRemovals.of(**removals),
          (LayerRemovals, task, SEED): LayerRemovals.of(**removals)}
-        | ablation_rows(task, baseline) | table1({task: learned_row()})
+        | ablation_rows(task, baseline) | learned_results(task)
     )  # fmt: skip
 
 
@@ -213,9 +243,7 @@ def _pruned(delta: float, half_width: float) -> dict:
         delta_ci_low=[0.0, -0.02, delta - half_width, -0.3],
         delta_ci_high=[0.0, 0.02, delta + half_width, -0.1],
     )
-    return (
-        {(Pruning, "sst2", SEED): curve} | ablation_rows("sst2") | table1({"sst2": learned_row()})
-    )
+    return {(Pruning, "sst2", SEED): curve} | ablation_rows("sst2") | learned_results("sst2")
 
 
 def cases() -> list[Case]:

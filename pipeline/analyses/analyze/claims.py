@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.analyses.analyze.results import AnalyzeMetrics
-from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
+from pipeline.claims.cases import SEED, Case, interval, learned_results
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
@@ -61,19 +61,19 @@ def cases() -> list[Case]:
         Case(
             name,
             "supported",
-            {(AnalyzeMetrics, "sst2", SEED): three} | table1({"sst2": learned_row()}),
+            {(AnalyzeMetrics, "sst2", SEED): three} | learned_results("sst2"),
             "the last two layers change least by 0.1 [0.05, 0.15] more than the others",
         ),
         Case(
             name,
             "not testable",
-            {(AnalyzeMetrics, "sst2", SEED): three} | table1({"sst2": learned_row(learned=False)}),
+            {(AnalyzeMetrics, "sst2", SEED): three} | learned_results("sst2", learned=False),
             "the model did not learn its task (the validity gate)",
         ),
         Case(
             name,
             "not testable",
-            {(AnalyzeMetrics, "sst2", SEED): two} | table1({"sst2": learned_row()}),
+            {(AnalyzeMetrics, "sst2", SEED): two} | learned_results("sst2"),
             "two layers: no other layer to compare the last two with",
         ),
     ]

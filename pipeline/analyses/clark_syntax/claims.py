@@ -11,6 +11,7 @@ from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.claims.cases import Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.provides import Provides, Unit
 from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.thresholds import DIRECTION, DOES_WELL, HALF, Threshold
 from pipeline.clark.published import ALL, NOT_SPECIALISED, SPECIALISED, relative_gain_printed
@@ -192,14 +193,19 @@ def probe_beats_right_branching() -> Claim:
     )
 
 
+# the UD relations a run's syntax stage scored: each outside Table 1 adds an extension row
+RELATION = Unit("relation", lambda out: tuple(out.read(UdMetrics).scored_relations()))
+PROVIDES = Provides(unit=RELATION)
+
+
 def claims(scope: Scope) -> list[Claim]:
-    """Clark's findings, then one extension row per relation of `scope.relations` (UD
-    relations, e.g. those a run's syntax stage scored) that Table 1 does not claim."""
+    """Clark's findings, then one extension row per UD relation of the scope (`RELATION`:
+    e.g. those a run's syntax stage scored) that Table 1 does not claim."""
     claimed = {row.scored for row in SPECIALISED.values()}
     found = [no_head_does_syntax_overall_absolute(), no_head_does_syntax_overall_relative()]
     found += [head_beats_offset(r) for r in SPECIALISED]
     found += [probe_beats_right_branching()]
-    found += [relation_extension(r) for r in scope.relations if r not in claimed]
+    found += [relation_extension(r) for r in scope.of(RELATION.name) if r not in claimed]
     return found
 
 
@@ -218,7 +224,7 @@ def _ud(
 
 def cases() -> list[Case]:
     absolute, relative = f"{OVERALL}.absolute", f"{OVERALL}.relative"
-    punct = Scope(("sst2",), ("punct",))
+    punct = Scope(("sst2",), {RELATION.name: ("punct",)})
     return [
         Case(absolute, "supported", _ud(overall=0.4), "the best head finds 0.4 [0.35, 0.45]"),
         Case(absolute, "contradicted", _ud(overall=0.7), "the best head finds 0.7 [0.65, 0.75]"),

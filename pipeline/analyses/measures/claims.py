@@ -5,7 +5,7 @@ the value vectors' norms (the measure of Kobayashi et al. 2020)?"""
 from __future__ import annotations
 
 from pipeline.analyses.measures.results import MeasuresMetrics
-from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
+from pipeline.claims.cases import SEED, Case, interval, learned_results
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.rules import Beyond, Estimate
 from pipeline.claims.thresholds import SURVIVES
@@ -43,9 +43,7 @@ def cases() -> list[Case]:
 
     def ratio(estimate: float, learned: bool = True) -> dict:
         measured = MeasuresMetrics(interval(estimate, 0.05))
-        return {(MeasuresMetrics, "sst2", SEED): measured} | table1(
-            {"sst2": learned_row(learned=learned)}
-        )
+        return {(MeasuresMetrics, "sst2", SEED): measured} | learned_results("sst2", learned)
 
     return [
         Case(

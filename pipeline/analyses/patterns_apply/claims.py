@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from pipeline.analyses.framenet.results import FramenetHeads
 from pipeline.analyses.patterns_apply.results import PatternsApplyMetrics
-from pipeline.claims.cases import SEED, Case, interval, learned_row, table1
+from pipeline.claims.cases import SEED, Case, interval, learned_results
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
@@ -204,7 +204,7 @@ def _planted(task: str, shares: dict[str, float], on_special: float = 0.55) -> d
     return {
         (PatternsApplyMetrics, SEED): applied,
         (FramenetHeads,): heads,
-    } | table1({task: learned_row()})
+    } | learned_results(task)
 
 
 EVEN = dict.fromkeys(CLASSES, 0.125) | {"vertical": 0.5}  # a sentence pair's five types

@@ -1,16 +1,27 @@
 """Kovaleva et al. (2019), Sec. 3, Table 1: fine-tuning pre-trained BERT beats fine-tuning
-it from random weights and not fine-tuning it at all."""
+it from random weights and not fine-tuning it at all.
+
+Table 1's dev rows also tell the claims engine whether a fine-tuned model learned its task
+(the learning gate, pipeline/claims/validity.py), how large a task's whole dev set is (the
+prepare stage's count), and which tasks the registry declares every claim over: `PROVIDES`.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import replace
 
-from pipeline.analyses.table1.results import Table1Metrics
-from pipeline.claims.cases import Case, learned_row, table1
+from pipeline.analyses.prepare.results import PrepareMetrics
+from pipeline.analyses.table1.results import Table1Metrics, TaskRow
+from pipeline.claims.cases import SEED, Case, interval
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
+from pipeline.claims.provides import LearnedGate, Provides
 from pipeline.claims.rules import Beyond, Estimate, smallest
 from pipeline.claims.thresholds import DIRECTION
+from pipeline.claims.validity import Learning
+from pipeline.core.results import Family, Results
 
 PAPER = "Kovaleva et al. 2019"
 # Table 1 (bert-base-uncased, GLUE dev, main metric): pre-trained + fine-tuning, random init +
@@ -64,6 +75,55 @@ def table1_order(task: str) -> Claim:
 
 def claims(scope: Scope) -> list[Claim]:
     return [table1_order(t) for t in scope.tasks]
+
+
+def learning(out: StageOutputs, task: str, seed: int) -> Learning:
+    """What the learning gate reads of `task`'s model of `seed`: its Table 1 row."""
+    row = out.read(Table1Metrics, seed).tasks[task]
+    return Learning(
+        score=Estimate.of(row.finetuned),
+        over_chance=Estimate.of(row.finetuned_minus_chance),
+        over_pretrained=Estimate.of(row.finetuned_minus_pretrained),
+        chance=row.chance,
+        pretrained=row.pretrained,
+    )
+
+
+def dev_rows(out: StageOutputs, task: str) -> float:
+    """`task`'s whole dev set: the prepare stage's count of its evaluation split before any
+    cap (NaN without that count)."""
+    if not out.has(PrepareMetrics):
+        return math.nan
+    rows = out.read(PrepareMetrics).dev_rows(task)
+    return math.nan if rows is None else rows
+
+
+def learned_row(ahead: float = 0.1, learned: bool = True) -> TaskRow:
+    """A task's Table 1 row: fine-tuned 0.8 (0.55 when not `learned`: its margin over chance
+    straddles 0), `ahead` of random init (+-0.05), 0.3 above no fine-tuning."""
+    return TaskRow(
+        finetuned=interval(0.8 if learned else 0.55, 0.05),
+        finetuned_minus_chance=interval(0.3, 0.05) if learned else interval(0.03, 0.05),
+        finetuned_minus_pretrained=interval(0.3, 0.05),
+        finetuned_minus_random_init=interval(ahead, 0.05),
+        chance=0.5,
+        pretrained=0.5,
+    )
+
+
+def table1(rows: Mapping[str, TaskRow], seed: int = SEED) -> dict[tuple, Results]:
+    """Table 1 of `seed` with these tasks' rows."""
+    return {(Table1Metrics, seed): Table1Metrics(Family(rows))}
+
+
+PROVIDES = Provides(
+    learned=LearnedGate(
+        read=learning,
+        case=lambda task, seed, learned: table1({task: learned_row(learned=learned)}, seed),
+    ),
+    dev_rows=dev_rows,
+    tasks=tuple(TABLE1),  # every task of Kovaleva et al.'s Table 1
+)
 
 
 def cases() -> list[Case]:
