@@ -5,13 +5,13 @@
 Each design trains as the stage trains it (`train.train_classifier`: the cross-validation,
 then the classifier and the seed-check ensemble, `--workers` processes of one thread) on the
 stage's label folders and seed. The old design is the one the stage ran before the design
-study (`pattern_design.TODAY`: 16 x 16, the weights, contrast and role channels, eight layers,
-4 networks per fold); the new one is conf/patterns/default.yaml's. With `--repeat` > 1 the
-designs alternate and each one's fastest run is kept. It prints, per design, the wall and CPU
-seconds of the training (the workers' included), the peak memory of the process and of its
-largest worker, and the cross-validated accuracy, kappa and each class's recall on each
-model's maps; then the ratios, new against old, and whether the stage's goal holds: at most
-60 s of training on 2 cores.
+study (`OLD`: 16 x 16, the weights, contrast and role channels, eight layers, 4 networks per
+fold; records/pattern_cnn/design.md); the new one is conf/patterns/default.yaml's. With
+`--repeat` > 1 the designs alternate and each one's fastest run is kept. It prints, per
+design, the wall and CPU seconds of the training (the workers' included), the peak memory of
+the process and of its largest worker, and the cross-validated accuracy, kappa and each
+class's recall on each model's maps; then the ratios, new against old, and whether the
+stage's goal holds: at most 60 s of training on 2 cores.
 """
 
 from __future__ import annotations
@@ -23,13 +23,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
+from omegaconf import OmegaConf
 
-from benchmarks.pattern_design import TODAY, conf_group, conf_settings, label_folders
 from pipeline.analyses.patterns_train.settings import PatternClassifier, PatternRule
+from pipeline.core.config import CONF_DIR
 from pipeline.kovaleva.patterns import CLASSES
 from pipeline.kovaleva.patterns.train import TrainedClassifier, train_classifier
 
+ROOT = Path(__file__).resolve().parent.parent
 SEED = 42
+# the design the stage ran before the design study, as it differs from the configured one
+OLD = {
+    "input_size": 16,
+    "input_channels": ["weights", "contrast", "roles"],
+    "channels": [8, 8, 16, 16, 32, 32, 64, 64],
+    "epochs": 30,
+    "average_last": 10,
+    "cv_ensemble": 4,
+    "ensemble": 12,
+}
 GOAL_S = 60.0  # patterns_train's training on 2 cores (the whole stage: at most 120 s together
 # with patterns_apply)
 
@@ -41,6 +53,23 @@ class Timed:
     peak_mib: float  # this process
     worker_peak_mib: float  # the largest worker
     trained: TrainedClassifier
+
+
+def conf_group(key: str, schema: type):
+    """conf/patterns/default.yaml's group `key`, typed by `schema`."""
+    raw = OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")[key]
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), raw))
+
+
+def conf_settings() -> PatternClassifier:
+    """The configured classifier's settings."""
+    return conf_group("classifier", PatternClassifier)
+
+
+def label_folders() -> list[Path]:
+    """The stage's label folders (`patterns.labels_from`)."""
+    names = OmegaConf.load(CONF_DIR / "patterns" / "default.yaml")["labels_from"]
+    return [ROOT / "data" / "annotations" / name for name in names]
 
 
 def rusage_cpu(who: int) -> float:
@@ -94,7 +123,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     new = replace(conf_settings(), workers=args.workers)
-    designs = {"old": replace(new, **TODAY), "new": new}
+    designs = {"old": replace(new, **OLD), "new": new}
     if args.only:
         designs = {args.only: designs[args.only]}
     folders = label_folders()

@@ -2,10 +2,11 @@
 
     python -m benchmarks.emulated_cpu_shares [--kernels native,aten-default,...]
 
-A fresh clone on another CPU fine-tunes again with other kernels (benchmarks/repeat_patterns.py
-says how the libraries pick them), so its maps, the stratifier's calls of them and the shares
-estimated from the share round differ in their last bits or more. For each kernel setting
-(`repeat_patterns.KERNELS`: native and three emulated older CPUs) this script runs, as Hydra
+A fresh clone on another CPU fine-tunes again with other kernels (PyTorch, oneDNN and MKL pick
+their vector kernels from the CPU at run time, and kernels of different widths add floats in
+different orders), so its maps, the stratifier's calls of them and the shares estimated from
+the share round differ in their last bits or more. For each kernel setting (`KERNELS`: native
+and three older CPUs, emulated through the libraries' own switches) this script runs, as Hydra
 jobs in one temporary folder per setting (the tracked outputs are not touched), MRPC's
 fine-tuning, its attention dump and patterns_apply under the default profile, and judges the
 MRPC share claims on each run's estimated shares with the claims' own measures and rules.
@@ -36,15 +37,16 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.repeat_patterns import KERNELS, ROOT, run_stage
 from pipeline.analyses.framenet.results import FramenetHeads
 from pipeline.analyses.patterns_apply.claims import (
     estimated_share,
@@ -62,6 +64,14 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text
 from pipeline.models.zip_parts import sha256_of
 
+ROOT = Path(__file__).resolve().parent.parent
+# Environment of each emulated CPU. Each variable limits one library's run-time dispatch.
+KERNELS: dict[str, dict[str, str]] = {
+    "native": {},
+    "aten-default": {"ATEN_CPU_CAPABILITY": "default"},  # PyTorch's own kernels, no AVX
+    "onednn-sse41": {"ONEDNN_MAX_CPU_ISA": "SSE41"},  # oneDNN convolutions at SSE4.1
+    "mkl-sse42": {"MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},  # MKL's matrix products at SSE4.2
+}
 TASK = "mrpc"
 SEED = 42  # the default profile's fine-tuning seed
 CLAIMS: tuple[Claim, ...] = (
@@ -230,6 +240,18 @@ def snapshot(folder: Path) -> str:
 
 def git(*args: str) -> bytes:
     return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True).stdout
+
+
+def run_stage(
+    folder: Path, kernel_env: dict[str, str], overrides: list[str], stage: str, root: Path
+) -> float:
+    """Run `stage` of the checkout at `root` as a Hydra job writing under `folder`; its wall
+    seconds."""
+    env = {**os.environ, **kernel_env, "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", f"stages.{stage}", f"hydra.run.dir={folder}"]
+    started = time.perf_counter()
+    subprocess.run([*command, *overrides], cwd=root, env=env, check=True)
+    return time.perf_counter() - started
 
 
 def run_setting(kernel: str, folder: Path, classifier: Path, code: Path) -> Setting:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from benchmarks.bench_patterns import quality_lines, timed_training
-from benchmarks.pattern_design import TODAY, conf_settings
+from benchmarks.bench_patterns import OLD, conf_settings, quality_lines, timed_training
 from tests.support.paths import REPO
 
 TINY = {
@@ -22,7 +21,7 @@ TINY = {
 
 
 def test_the_old_design_is_the_one_the_study_started_from() -> None:
-    old = replace(conf_settings(), **TODAY)
+    old = replace(conf_settings(), **OLD)
     assert (old.input_size, old.channels, old.epochs) == (16, [8, 8, 16, 16, 32, 32, 64, 64], 30)
     assert list(old.input_channels) == ["weights", "contrast", "roles"]
 
