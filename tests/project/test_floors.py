@@ -7,16 +7,23 @@ job it does (`AS_PACKAGE`). The scan and the config groups' schemas (each analys
 `settings.py`) are part of the config schema, so `core`'s; the declarations and the catalog
 that collects them are part of the DAG, so `dag`'s; the typed results a stage writes
 (`results.py`) stand on `core`'s floor, where any reader can import them; the claims that
-read them (`claims.py`) on `claims`'."""
+read them (`claims.py`) on `claims`'. That is the one rule for the analyses' floors.
+
+The framework (`FRAMEWORK`) serves every analysis and names none: it finds them by the scan
+(`pipeline.analyses.names`, `part`, the catalog), never by an import of one, static or by a
+string. And an analysis's claims and declaration are its own: no module outside its package
+imports them (the scan collects them)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-from pipeline.dag.imports import REPO, imported_modules, package_of
+from pipeline.analyses import names
+from pipeline.dag.imports import REPO, imported_modules, module_file, package_of
 
 FLOORS: dict[str, int] = {
     "core": 1,  # schema, stage wiring, statistics, I/O
@@ -110,3 +117,43 @@ def test_no_two_modules_share_a_name() -> None:
         if path.name not in SHARED_NAMES and not part:
             by_name.setdefault(path.name, []).append(str(path.relative_to(REPO)))
     assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}
+
+
+FRAMEWORK = ("claims", "core", "dag", "report", "scale")  # serve every analysis, name none
+OWN_PARTS = ("claims", "declaration")  # an analysis's parts that only the scan collects
+NAMED = re.compile(r"pipeline\.analyses\.\w+(?:\.\w+)?")  # in a string
+
+
+def named_analysis_modules(tree: ast.Module, package: str) -> set[str]:
+    """The modules of analysis packages `tree` names: by an import statement (not the scan's
+    `part` calls), or in a string (what a string import would load); modules, not the names
+    imported from them."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found |= imported_modules(ast.Module([node], []), package)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found |= set(NAMED.findall(node.value))
+    analyses = set(names())
+    named = {m for m in found if m.split(".")[2:3] and m.split(".")[2] in analyses}
+    return {m for m in named if module_file(m) is not None}
+
+
+def named_imports() -> list[str]:
+    """'file -> module' for each module of an analysis package that a framework module names,
+    and each analysis's claims or declaration named outside its own package."""
+    found = []
+    for path in sorted((REPO / "pipeline").rglob("*.py")):
+        module = module_of(path)
+        tree = ast.parse(path.read_text(), filename=str(path))
+        framework = module.split(".")[1:2] in [[p] for p in FRAMEWORK]
+        for named in sorted(named_analysis_modules(tree, package_of(path))):
+            analysis, part = named.split(".")[2], named.split(".")[3:4]
+            own = module.startswith(f"pipeline.analyses.{analysis}.")
+            if framework or (part and part[0] in OWN_PARTS and not own):
+                found.append(f"{path.relative_to(REPO)} -> {named}")
+    return found
+
+
+def test_no_framework_module_names_an_analysis() -> None:
+    assert named_imports() == []
