@@ -52,7 +52,7 @@ def _nested(a: PurePosixPath, b: PurePosixPath) -> bool:
     return a == b or a in b.parents or b in a.parents
 
 
-def _upstream(reader: Stage, by_name: dict[str, Stage]) -> set[str]:
+def upstream(reader: Stage, by_name: dict[str, Stage]) -> set[str]:
     """The stages whose outputs `reader` reads: its `Upstream` inputs, and the stages that
     write a path its other inputs name (a file of theirs, or a folder holding some)."""
     named = {i.stage for i in reader.inputs if isinstance(i, Upstream)}
@@ -79,7 +79,7 @@ def stages() -> tuple[Stage, ...]:
                 f"analysis {name} reads stage `{unknown[0]}`, which no analysis declares; "
                 "declare it or fix the input"
             )
-        pending[name] = _upstream(declared, by_name)
+        pending[name] = upstream(declared, by_name)
     ordered: list[Stage] = []
     while pending:
         ready = sorted(name for name, needs in pending.items() if not needs)

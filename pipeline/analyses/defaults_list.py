@@ -1,5 +1,5 @@
 """The analyses' entries of conf/config.yaml's defaults list: one `<group>: default` per config
-group an analysis owns (pipeline/analyses/groups.py), in the order of the composed schema,
+group an analysis owns (pipeline/analyses/group_scan.py), in the order of the composed schema,
 between two marker comments. `python -m pipeline.analyses.defaults_list [config.yaml]`
 rewrites that block after an analysis's group is added or removed; a test keeps the
 committed file equal to the rewritten one.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.analyses.groups import groups
+from pipeline.analyses.group_scan import groups
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
 from pipeline.core.io import write_text

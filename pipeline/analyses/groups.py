@@ -1,17 +1,12 @@
-"""The config groups the analyses own: each package's `settings.py` (`SETTINGS`), by package
-name. The composed config's schema (pipeline/core/config_schema.py) has one field per group,
-and conf/config.yaml's defaults list one entry (pipeline/analyses/defaults_list.py).
-
-Only the settings modules are imported here, never a declaration: every stage composes the
-config, and so runs this scan (pipeline/analyses/analysis.py says why the two stand apart).
+"""What an analysis's `settings.py` declares: the config group it owns and the dataclass
+that types it (`SETTINGS = Settings(group, schema)`). pipeline/analyses/group_scan.py finds
+every package's; a stage imports only those of the groups it types
+(pipeline/core/stage_schema.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pipeline.analyses import conf_dir, folder, names, part
-from pipeline.core.errors import PipelineError
 
 
 @dataclass(frozen=True)
@@ -22,34 +17,3 @@ class Settings:
 
     group: str
     schema: type
-
-
-def groups() -> tuple[Settings, ...]:
-    """The config group of every analysis that owns one, by the name of its package. A
-    package whose settings.py lacks `SETTINGS`, a group two packages own, or a group without
-    conf/<group>/default.yaml fails in one line naming the package and the fix."""
-    owners: dict[str, str] = {}
-    for name in names():
-        module = part(name, "settings")
-        if module is None:
-            continue
-        declared = getattr(module, "SETTINGS", None)
-        if not isinstance(declared, Settings):
-            raise PipelineError(
-                f"analysis {name}: {folder(name) / 'settings.py'} declares no "
-                "`SETTINGS = Settings(group, schema)`; add it (or move the file's dataclasses "
-                "to the analysis that owns their group)"
-            )
-        group = declared.group
-        if group in owners:
-            raise PipelineError(
-                f"analyses {owners[group]} and {name} both own config group `{group}`; a group "
-                f"has one owner: drop SETTINGS from {name}'s settings.py and read the group there"
-            )
-        if not (conf_dir(name) / group / "default.yaml").is_file():
-            raise PipelineError(
-                f"analysis {name}: its config group `{group}` has no {group}/default.yaml in "
-                f"{conf_dir(name)}; write the group's values there"
-            )
-        owners[group] = name
-    return tuple(part(name, "settings").SETTINGS for name in owners.values())

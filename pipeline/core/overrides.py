@@ -12,8 +12,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.core.config import CONF_DIR, check_option
-from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError
+from pipeline.core.stage_schema import registered
 
 # Config groups whose values are checked before any job starts.
 CHECKED_GROUPS = ("task", "model", "experiment")
@@ -39,15 +39,16 @@ def check_overrides(args: list[str]) -> None:
 
 
 def check_key(key: str) -> None:
-    """Fail in one line, with the nearest keys, unless the composed schema
-    (pipeline/core/config_schema.py) declares `key` (`finetune.epoch` -> did you mean
-    `finetune.epochs`?). Keys under a free mapping (e.g. `prepare.min_rows.*`), Hydra's own
-    and config groups (`hydra/launcher`) pass."""
+    """Fail in one line, with the nearest keys, unless the schema in use (the whole
+    composition's, or a stage's: pipeline/core/stage_schema.py) declares `key`
+    (`finetune.epoch` -> did you mean `finetune.epochs`?). Keys under a free mapping (e.g.
+    `prepare.min_rows.*`, or a group the stage does not type), Hydra's own and config groups
+    (`hydra/launcher`) pass: Hydra refuses a key that no value of theirs holds."""
     parts = key.split(".")
     groups = [p.name for p in CONF_DIR.iterdir() if p.is_dir()]
     if parts[0] == "hydra" or "/" in key or (parts[0] in groups and len(parts) == 1):
         return
-    node: Any = OmegaConf.structured(Config)
+    node: Any = OmegaConf.structured(registered())
     for depth, part in enumerate(parts):
         if not isinstance(node, DictConfig) or node._metadata.object_type in (None, dict):
             return  # a list, a value or a free mapping: Hydra checks what lies below

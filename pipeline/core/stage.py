@@ -36,10 +36,9 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.core import input_keys, layout, locks
+from pipeline.core import input_keys, layout, locks, stage_schema
 from pipeline.core.bounds import check_bounds
 from pipeline.core.config import CONF_DIR, check_option
-from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import (
     close_progress_bars,
@@ -76,7 +75,7 @@ DATA_PRODUCERS = ("prepare", "framenet_data")  # their inputs lie under paths.da
 class StageRun:
     """One run of a stage: its config and where it reads and writes."""
 
-    cfg: DictConfig  # typed by the schema (pipeline/core/config_schema.py) on construction
+    cfg: DictConfig  # typed by the schema in use (pipeline/core/stage_schema.py) on construction
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
     seed_item: int | None = None  # `--seed`: the item of `seeds` a per-(task, seed) stage runs
@@ -364,16 +363,17 @@ def check_seeds(cfg: DictConfig, seed_item: int | None = None) -> None:
 
 
 def _typed(cfg: DictConfig, where: str) -> DictConfig:
-    """`cfg` checked against the schema (pipeline/core/config_schema.py); a wrong type, an
-    unknown key or a value out of its bound (pipeline/core/bounds.py) fails in one line naming
-    it."""
+    """`cfg` checked against the schema in use (pipeline/core/stage_schema.py); a wrong type,
+    an unknown key or a value out of its bound (pipeline/core/bounds.py) fails in one line
+    naming it."""
+    schema = stage_schema.registered()
     try:
-        typed = OmegaConf.merge(OmegaConf.structured(Config), cfg)
+        typed = OmegaConf.merge(OmegaConf.structured(schema), cfg)
     except OmegaConfBaseException as error:
         key = getattr(error, "full_key", None) or "?"
         reason = str(error).splitlines()[0]
         raise PipelineError(f"{where}: bad value for `{key}`: {reason}") from error
-    check_bounds(typed, Config)
+    check_bounds(typed, schema)
     return typed
 
 
@@ -483,8 +483,13 @@ def _job_ends(job: JobFolder, name: str, overrides: tuple[str, ...]) -> Iterator
 
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
-    args = sys.argv[1:]
     name = _stage_name()  # here: a launcher's worker process has a __main__ of its own
+    with stage_schema.using(stage_schema.for_stage(name)):  # its groups and its upstream's
+        _stage_main(run, name)
+
+
+def _stage_main(run: StageFn, name: str) -> None:
+    args = sys.argv[1:]
     stop_on_sigterm()
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")

@@ -1,8 +1,9 @@
 """dvc.yaml, generated from the stage declarations (each analysis's, collected by
 pipeline/dag/declarations.py) and the imports of each stage's module (pipeline/dag/imports.py).
 
-`python -m pipeline.dag.dvc_yaml` rewrites dvc.yaml after a declaration or an import
-changes; a test keeps the committed file equal to the generated one.
+`python -m pipeline.dag.dvc_yaml` rewrites dvc.yaml (and stage_groups.yaml, which says the
+config groups each stage types: pipeline/dag/stage_groups.py) after a declaration or an import
+changes; a test keeps the committed files equal to the generated ones.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import yaml
 from pipeline.core import layout
 from pipeline.dag.declarations import STAGES, stage
 from pipeline.dag.imports import REPO, code_deps
+from pipeline.dag.stage_groups import render as render_stage_groups
+from pipeline.dag.stage_groups import stage_groups_path
+from pipeline.dag.stage_inputs import render as render_stage_inputs
+from pipeline.dag.stage_inputs import stage_inputs_path
 from pipeline.dag.stage_types import MODEL_IDENTITY, OUTPUTS, SEED, TASK, Per, Stage, Upstream
 
 HEADER = """\
@@ -170,4 +175,6 @@ def dvc_yaml_path() -> Path:
 
 
 if __name__ == "__main__":
+    stage_inputs_path().write_text(render_stage_inputs(), encoding="utf-8")
+    stage_groups_path().write_text(render_stage_groups(), encoding="utf-8")  # deps read it
     dvc_yaml_path().write_text(render(), encoding="utf-8")

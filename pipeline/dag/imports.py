@@ -2,8 +2,11 @@
 project, at any depth of a file (inside functions too; not those under `if TYPE_CHECKING:`,
 which never run), followed transitively, with the `__init__.py` of each package on the way.
 A call `part(name, "<module>")` (pipeline/analyses/__init__.py) imports that module of every
-analysis package, as the scan that makes it does. dvc.yaml's code deps are these files
-(pipeline/dag/dvc_yaml.py); the floors test reads the same imports."""
+analysis package, as the scan that makes it does. A stage's run also imports, by name, the
+settings modules of the config groups its composition types (pipeline/core/stage_schema.py,
+from stage_groups.yaml): `code_deps` of a stage's module adds them and what they import.
+dvc.yaml's code deps are these files (pipeline/dag/dvc_yaml.py); the floors test reads the
+same imports."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from pipeline.analyses import names
+from pipeline.core.stage_schema import settings_module, typed_groups
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_PACKAGES = ("pipeline", "stages")
@@ -117,6 +121,10 @@ def project_closure(
 
 def code_deps(module: str) -> list[str]:
     """The repo-relative project files `module` imports, transitively, that hold code (a
-    docstring-only file is left out), sorted."""
-    closure = project_closure(module)
+    docstring-only file is left out), sorted; for a stage's module (`stages.<name>`), with
+    the settings of the groups its composition types."""
+    closure = set(project_closure(module))
+    if module.startswith("stages."):
+        for group in typed_groups(module.removeprefix("stages.")):
+            closure |= project_closure(settings_module(group))
     return sorted(str(p.relative_to(REPO)) for p in closure if not only_a_docstring(p))

@@ -23,6 +23,7 @@ from hydra.errors import HydraException
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from pipeline.core import config_schema  # noqa: F401  (registers the whole composition's schema)
 from pipeline.core.errors import PipelineError
 from pipeline.core.overrides import check_overrides
 
