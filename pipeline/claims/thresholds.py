@@ -31,6 +31,8 @@ class Threshold:
 
 
 HALF = 0.5  # "more than half", "under half", "at least half": every such reading's one value
+QUARTER = 0.25  # "at least a quarter": every such reading's one value
+WHOLE = 1.0  # the largest value a share can take: the bound of every claim about a share
 DIRECTION = Threshold(
     0.0, "the paper states a direction (higher, better, more) and no margin", from_paper=True
 )
@@ -49,7 +51,7 @@ MINORITY = Threshold(
     from_paper=False,
 )
 LARGE_PART = Threshold(
-    0.25,
+    QUARTER,
     "the paper gives no number for 'a large part'; declared: at least a quarter of the maps",
     from_paper=False,
 )
@@ -82,7 +84,7 @@ DOES_WELL = Threshold(
     from_paper=False,
 )
 SET_APART = Threshold(
-    0.25,
+    QUARTER,
     "Kovaleva et al. give no number for 'stand out'; declared after the MiniLM FrameNet "
     "scores were seen: the second-best head scores at least a quarter above the third-best",
     from_paper=False,

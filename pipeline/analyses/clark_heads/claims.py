@@ -19,7 +19,7 @@ from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Beyond, Estimate, undefined
 from pipeline.claims.strata import stratified
-from pipeline.claims.thresholds import DIRECTION, HALF, Threshold
+from pipeline.claims.thresholds import DIRECTION, HALF, WHOLE, Threshold
 from pipeline.clark.attend import middle_layers
 from pipeline.core.results import Family
 from pipeline.core.schema import load_task
@@ -101,7 +101,7 @@ def sep_in_middle_layers(tasks: Sequence[str]) -> Claim:
         f"({_inputs(tasks)}; {MIDDLE})",
         statistic="the middle layers' attention to [SEP] (per example, the mean over those "
         "layers of their heads' mean; averaged over examples, tasks weighted by examples)",
-        rule=Beyond(OVER_HALF, bound=1.0),
+        rule=Beyond(OVER_HALF, bound=WHOLE),
         measure=pooled(tasks, lambda m: m.sep_middle, "middle layers' attention to [SEP]"),
     )
 
@@ -126,7 +126,7 @@ def middle_layers_attend_to_sinks(tasks: Sequence[str]) -> Claim:
         statistic="the middle layers' attention to any of [CLS], [SEP] and punctuation (per "
         "example, the mean over those layers of their heads' mean; averaged over examples, "
         "tasks weighted by examples)",
-        rule=Beyond(OVER_HALF, bound=1.0),
+        rule=Beyond(OVER_HALF, bound=WHOLE),
         measure=pooled(tasks, lambda m: m.sink_middle, "middle layers' attention to sinks"),
     )
 

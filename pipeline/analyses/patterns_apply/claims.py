@@ -15,7 +15,7 @@ from pipeline.claims.cases import SEED, Case, interval, learned_results
 from pipeline.claims.claim import Claim, Scope, Source
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
-from pipeline.claims.thresholds import LARGE_PART, MINORITY, MOSTLY, RECURS
+from pipeline.claims.thresholds import LARGE_PART, MINORITY, MOSTLY, RECURS, WHOLE
 from pipeline.core.results import Family
 from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
 from pipeline.kovaleva.patterns.inputs import input_types, one_sentence
@@ -172,7 +172,7 @@ def vertical_is_special_tokens(task: str) -> Claim:
         ),
         finding=f"most vertical maps attend to [CLS] or [SEP] ({task}, fine-tuned)",
         statistic="share of vertical maps whose strongest column is [CLS] or [SEP]",
-        rule=Beyond(MOSTLY, bound=1.0),
+        rule=Beyond(MOSTLY, bound=WHOLE),
         measure=measure,
         finetuned=(task,),
     )
