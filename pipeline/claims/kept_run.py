@@ -5,7 +5,8 @@ A run made after a registry version was frozen got `registered` verdicts. When t
 change after its results were seen, its new verdicts are `fitted`, and the registered ones
 stay the evidence: the rewritten table keeps each claim's earlier verdict in
 `registered_verdict` with the version in `registered_version` (empty for a claim added
-since), and the headline says how many differ.
+since), and the headline says how many differ. A claim on the results of a stage the kept
+run never ran (a stage added since) is not testable, and says so.
 
     python -m pipeline.claims.kept_run outputs/reference/mpnet_quick --model mpnet_base
 """
@@ -14,13 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from pipeline.claims.judge import ClaimsFiles, judge_claims
+from pipeline.claims.claim import Claim
+from pipeline.claims.evaluate import all_claims, evaluate
+from pipeline.claims.judge import ClaimsFiles, claims_files
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.reference import RENAMED
+from pipeline.claims.registry import registration, registry_digest
+from pipeline.claims.rules import Estimate, undefined
+from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_results
 
@@ -34,6 +42,41 @@ def kept_tasks(root: Path) -> list[str]:
         raise PipelineError(f"{table1} is missing: not a kept whole run")
     found = {k.split(".")[0] for k in json.loads(table1.read_text()) if k.endswith(".examples")}
     return [t for t in TASK_ORDER if t in found] + sorted(found - set(TASK_ORDER))
+
+
+class NotRun(PipelineError):
+    """The kept run has no results of a stage at all: it predates the stage."""
+
+
+class KeptRunOutputs(StageOutputs):
+    """A kept whole run's results; reading a stage it never ran raises `NotRun`."""
+
+    def _ran(self, stage: str) -> None:
+        metrics = layout.metrics(self.root, stage)
+        written = (metrics, metrics.with_suffix(""), layout.results(self.root, "plots", stage))
+        if not any(path.exists() for path in written):
+            raise NotRun(f"the kept run predates stage {stage}: it holds none of its results")
+
+    def _flat(self, stage: str, where: tuple[str, ...]) -> tuple[Mapping, str]:
+        self._ran(stage)
+        return super()._flat(stage, where)
+
+    def _csv(self, stage: str, where: tuple[str, ...], name: str) -> tuple[pd.DataFrame, str]:
+        self._ran(stage)
+        return super()._csv(stage, where, name)
+
+
+def measured_if_run(claim: Claim) -> Claim:
+    """`claim`, undefined (so not testable, with the reason) where the kept run never ran a
+    stage it reads."""
+
+    def measure(out: StageOutputs, seed: int) -> Estimate:
+        try:
+            return claim.measure(out, seed)
+        except NotRun as why:
+            return undefined(str(why))
+
+    return replace(claim, measure=measure)
 
 
 def registered_beside(table: pd.DataFrame, earlier: pd.DataFrame) -> pd.DataFrame:
@@ -71,7 +114,9 @@ def differing(table: pd.DataFrame) -> str:
 def rejudge_run(root: Path, model: str) -> ClaimsFiles:
     """Judge the kept run at `root` again and rewrite its claims files in place."""
     earlier = pd.read_csv(root / "plots" / "claims" / "claims.csv")
-    files = judge_claims(StageOutputs(root), kept_tasks(root), [42], model)
+    out = KeptRunOutputs(root)
+    claims = [measured_if_run(claim) for claim in all_claims(out, kept_tasks(root))]
+    files = claims_files(*evaluate(claims, out, [42]), registration(registry_digest(), model))
     table = registered_beside(files.tables["claims"], earlier)
     texts = files.texts | {"summary.txt": files.texts["summary.txt"] + differing(table)}
     write_results(
