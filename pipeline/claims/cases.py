@@ -62,7 +62,7 @@ def interval(estimate: float, half_width: float) -> Interval:
 def learned_results(task: str, learned: bool = True) -> dict[tuple, Results]:
     """Results of seed `SEED` under which `task`'s model learned its task (or did not), from
     the analysis that declares the learning gate (provides.LearnedGate.case)."""
-    gate = provides.learned_gate()
+    gate = provides.lent().learned
     if gate is None:
         raise PipelineError(
             "cases: no analysis declares the learning gate; declare one (PROVIDES of "

@@ -53,7 +53,8 @@ def declared_claims(scope: Scope) -> list[Claim]:
 def scope_of(out: StageOutputs, tasks: Sequence[str]) -> Scope:
     """A run's scope: `tasks`, and the units each analysis declares that the run scored
     (provides.Unit)."""
-    return Scope(tuple(tasks), {unit.name: tuple(unit.found(out)) for unit in provides.units()})
+    units = provides.lent().units
+    return Scope(tuple(tasks), {unit.name: tuple(unit.found(out)) for unit in units})
 
 
 def all_claims(out: StageOutputs, tasks: Sequence[str]) -> list[Claim]:
@@ -158,13 +159,17 @@ def _underpowered_reason(claim: Claim, measured: Estimate, dev_rows: float) -> s
     )
 
 
-def gate_failures(claim: Claim, out: StageOutputs, seed: int) -> str:
+def gate_failures(
+    claim: Claim, out: StageOutputs, seed: int, lent: provides.Provides | None = None
+) -> str:
     """Why the claim cannot be tested on `seed`'s models ('' when it can): a model that did
     not learn its task, or, for a removal or pruning claim, one with too little room above
-    chance on the ablation rows (validity.py; what each reads of the run, provides.py)."""
+    chance on the ablation rows (validity.py; what each reads of the run, `lent`: None, as
+    the analyses declare it, provides.lent)."""
     if not claim.gated or not claim.finetuned:
         return ""
-    gate = provides.learned_gate()
+    lent = lent or provides.lent()
+    gate = lent.learned
     if gate is None:
         raise PipelineError(
             f"claims: {claim.name} reads fine-tuned models but no analysis declares the "
@@ -173,7 +178,7 @@ def gate_failures(claim: Claim, out: StageOutputs, seed: int) -> str:
     found = (learned(gate.read(out, task, seed), task, seed) for task in claim.finetuned)
     failed = [g.reason for g in found if g.reason]
     if not failed and claim.headroom is not None:
-        room = provides.room()
+        room = lent.room
         if room is None:
             raise PipelineError(
                 f"claims: {claim.name} needs headroom but no analysis declares the headroom "
@@ -185,10 +190,11 @@ def gate_failures(claim: Claim, out: StageOutputs, seed: int) -> str:
     return "; ".join(failed)
 
 
-def dev_rows(out: StageOutputs, claim: Claim) -> float:
+def dev_rows(out: StageOutputs, claim: Claim, lent: provides.Provides | None = None) -> float:
     """The whole dev set of the claim's task (as the analysis that declares it reads it,
-    provides.Provides.dev_rows); NaN for a claim of no single task or without that count."""
-    reader = provides.dev_rows_of()
+    `lent`: None, as the analyses declare it, provides.lent); NaN for a claim of no single
+    task or without that count."""
+    reader = (lent or provides.lent()).dev_rows
     if len(claim.finetuned) != 1 or reader is None:
         return math.nan
     return reader(out, claim.finetuned[0])
@@ -199,11 +205,12 @@ def evaluate(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The claims table (COLUMNS, one row per claim) and the per-seed table (SEED_COLUMNS)."""
     rows, seed_rows = [], []
+    lent = provides.lent()
     for claim in claims:
         evaluated = seeds if claim.finetuned else seeds[:1]
         measured = {s: claim.measure(out, s) for s in evaluated}
-        gates = {s: gate_failures(claim, out, s) for s in evaluated}
-        row, per_seed = evaluate_claim(claim, measured, gates, dev_rows(out, claim))
+        gates = {s: gate_failures(claim, out, s, lent) for s in evaluated}
+        row, per_seed = evaluate_claim(claim, measured, gates, dev_rows(out, claim, lent))
         rows.append(row)
         seed_rows += per_seed
     return table_frames(claims, rows, seed_rows)

@@ -8,11 +8,12 @@ and may declare `PROVIDES`, a `Provides` of what the engine looks up:
   synthetic results of a model that did or did not learn, for the claims' cases;
 - `room`: what the headroom gate of a removal or pruning claim reads of a run
   (validity.headroom_failure);
-- `unit`: units a run scores that add claim rows of their own (`Scope.units`), by name;
+- `units`: units a run scores that add claim rows of their own (`Scope.units`), by name;
 - `dev_rows`: the whole dev set of a task, for the rows a claim would need;
 - `tasks`: the tasks the registry declares every claim over.
 
-A gate or reading is declared by one analysis only; a second fails in one line.
+`lent()` gathers them: a gate or reading is declared by one analysis only, a second fails
+in one line.
 """
 
 from __future__ import annotations
@@ -58,11 +59,12 @@ class Unit:
 
 @dataclass(frozen=True)
 class Provides:
-    """What one analysis lends the engine (module docstring); None or empty: nothing."""
+    """What one analysis lends the engine (module docstring), or all of them together
+    (`lent`); None or empty: nothing."""
 
     learned: LearnedGate | None = None
     room: Callable[[StageOutputs, str, int], Room] | None = None
-    unit: Unit | None = None
+    units: tuple[Unit, ...] = ()
     dev_rows: Callable[[StageOutputs, str], float] | None = None
     tasks: tuple[str, ...] = ()
 
@@ -83,39 +85,30 @@ def provided() -> dict[str, Provides]:
     return {name: lent for name, lent in found.items() if lent is not None}
 
 
-def _one(pick: Callable[[Provides], T | None], what: str) -> T | None:
-    """The one analysis's `what` (None where none declares it)."""
-    found = {name: pick(lent) for name, lent in provided().items()}
+def _one(found: dict[str, T | None], what: str) -> T | None:
+    """The one analysis's `what` (None where none declares it) of `found`, by analysis."""
     declared = [(name, value) for name, value in found.items() if value]
     if len(declared) > 1:
         raise PipelineError(
             f"claims: {what} is declared by {declared[0][0]} and {declared[1][0]} "
-            f"(PROVIDES of pipeline/analyses/<name>/claims.py); keep one"
+            "(PROVIDES of pipeline/analyses/<name>/claims.py); keep one"
         )
     return declared[0][1] if declared else None
 
 
-def learned_gate() -> LearnedGate | None:
-    return _one(lambda lent: lent.learned, "the learning gate")
-
-
-def room() -> Callable[[StageOutputs, str, int], Room] | None:
-    return _one(lambda lent: lent.room, "the headroom gate's room")
-
-
-def dev_rows_of() -> Callable[[StageOutputs, str], float] | None:
-    return _one(lambda lent: lent.dev_rows, "a task's dev rows")
-
-
-def registry_tasks() -> tuple[str, ...]:
-    return _one(lambda lent: lent.tasks, "the registry's tasks") or ()
-
-
-def units() -> list[Unit]:
-    """Every declared unit; two of one name fail in one line."""
-    found = [lent.unit for lent in provided().values() if lent.unit is not None]
-    names = [unit.name for unit in found]
+def lent() -> Provides:
+    """What the analyses lend together: each gate, reading and the registry's tasks from the
+    one analysis that declares it, and every unit (two of one name fail in one line)."""
+    found = provided()
+    units = tuple(unit for lent in found.values() for unit in lent.units)
+    names = [unit.name for unit in units]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise PipelineError(f"claims: unit {twice[0]} is declared twice in PROVIDES; rename one")
-    return found
+    return Provides(
+        learned=_one({n: lent.learned for n, lent in found.items()}, "the learning gate"),
+        room=_one({n: lent.room for n, lent in found.items()}, "the headroom gate's room"),
+        units=units,
+        dev_rows=_one({n: lent.dev_rows for n, lent in found.items()}, "a task's dev rows"),
+        tasks=_one({n: lent.tasks for n, lent in found.items()}, "the registry's tasks") or (),
+    )

@@ -155,8 +155,9 @@ def digest(claims: Sequence[Claim]) -> str:
 def registered_claims() -> list[Claim]:
     """Every claim of the registry: those declared for every task of the registry's
     (provides.registry_tasks), each unit's rows once, as its template (provides.Unit)."""
-    templates = {unit.name: (unit.template(),) for unit in provides.units()}
-    return declared_claims(Scope(provides.registry_tasks(), templates))
+    lent = provides.lent()
+    templates = {unit.name: (unit.template(),) for unit in lent.units}
+    return declared_claims(Scope(lent.tasks, templates))
 
 
 def registry_parts(

@@ -195,7 +195,7 @@ def probe_beats_right_branching() -> Claim:
 
 # the UD relations a run's syntax stage scored: each outside Table 1 adds an extension row
 RELATION = Unit("relation", lambda out: tuple(out.read(UdMetrics).scored_relations()))
-PROVIDES = Provides(unit=RELATION)
+PROVIDES = Provides(units=(RELATION,))
 
 
 def claims(scope: Scope) -> list[Claim]:
