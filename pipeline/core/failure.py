@@ -22,6 +22,7 @@ import contextlib
 import signal
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,3 +194,35 @@ def killed_line(address: str, removed: str, command: str) -> str:
         f"the last run of {address} was killed before it ended, and DVC had removed {removed}; "
         f"this run makes them again (to restore them instead: {command})"
     )
+
+
+@contextlib.contextmanager
+def restore_on_failure(name: str, task: str | None, seed: int | None) -> Iterator[None]:
+    """Under DVC: end any failure of stage `name` (an error, a crash, Ctrl-C) with the one line
+    that restores the outputs DVC removed before it ran."""
+    try:
+        yield
+    except BaseException as failure:
+        if isinstance(failure, SystemExit) and failure.code in (0, None):
+            raise
+        close_progress_bars()
+        command = restore_command(name, task, seed)
+        if not isinstance(failure, SystemExit | KeyboardInterrupt):
+            traceback.print_exc()
+        if command:
+            print(restore_line(command), file=sys.stderr)
+        if isinstance(failure, KeyboardInterrupt):
+            sys.exit(exit_code(failure))
+        sys.exit(failure.code if isinstance(failure, SystemExit) else 1)
+
+
+@contextlib.contextmanager
+def resume_noted(checkpoints: Path) -> Iterator[None]:
+    """Under DVC, Ctrl-C (or SIGTERM) prints one line, saying where the next run resumes (from
+    `checkpoints` if they exist), instead of a traceback."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        close_progress_bars()
+        print(interrupted_line(checkpoints), file=sys.stderr)
+        sys.exit(exit_code(stop))

@@ -1,11 +1,11 @@
 """The key of the inputs a Hydra job makes for later stages (prepared data, fine-tuned models,
 attention stores): every setting that made them.
 
-An input is made by one stage (its `producer`: prepare, framenet_data, finetune,
-dump_attention) from the outputs of the stages upstream of it, so its settings are the
-config keys that the producer and every stage upstream of it read (their `params` in
-dvc.yaml, generated from the stage declarations; a stage is upstream when the producer
-depends on its cached outputs), taken from the job's config, with two readings for a job of
+An input is made by one stage (its `producer`: one whose declaration says what it `makes`)
+from the outputs of the stages upstream of it, so its settings are the config keys that the
+producer and every stage upstream of it read (their `params`; a stage is upstream when the
+producer reads its cached outputs: stage_inputs.yaml, generated from the stage declarations
+by pipeline/dag/stage_inputs.py), taken from the job's config, with two readings for a job of
 one task: `tasks` becomes the job's `task` (its spec from conf/task/), which every per-task
 stage reads, and `paths.*` are left out (they say where files lie, not what they hold; a
 folder named on the command line is read as given). The offline data sets are no setting:
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from pathlib import Path
@@ -35,56 +36,65 @@ from pipeline.core import layout, model_files
 from pipeline.core.config import CONF_DIR
 from pipeline.core.io import write_text
 
-DVC_YAML = CONF_DIR.parent / "dvc.yaml"  # the stages, their params, deps and outputs
+STAGE_INPUTS = CONF_DIR.parent / "stage_inputs.yaml"  # generated from the declarations
 MANIFEST = "settings.yaml"  # the settings an input folder was made under, beside it
 DIGEST_CHARS = 8
 MODEL_FILES = "model_files"  # the key of the model's files' digest among the settings
 
 
+@dataclass(frozen=True)
+class Made:
+    """What a producer makes for a later stage, as its declaration says: in words (`what`),
+    under which `paths` key, and where one task's and seed's input lies there."""
+
+    what: str
+    under: str  # `data` or `outputs`
+    path: str  # with `{task}` and `{seed}`
+
+    def of(self, root: Path, task: str, seed: int) -> Path:
+        """The input of `task` and `seed` in folder `root`, laid out as `paths.<under>`."""
+        return root / self.path.format(task=task, seed=seed)
+
+
 @cache
 def _declared() -> dict[str, dict]:
-    """The stages of the project's dvc.yaml (generated from the stage declarations)."""
-    return yaml.safe_load(DVC_YAML.read_text(encoding="utf-8"))["stages"]
+    """The stages' entries of stage_inputs.yaml."""
+    return yaml.safe_load(STAGE_INPUTS.read_text(encoding="utf-8"))["stages"]
 
 
-def _outs(name: str, results: bool) -> list[str]:
-    """The outputs of stage `name` in the DVC cache (prepared data, models, stores), with
-    its results kept in git (tables, figures, metrics) when `results`."""
-    spec = _declared()[name]
-    outs = [
-        next(iter(o.items())) if isinstance(o, dict) else (o, {})
-        for o in [*spec.get("outs", []), *spec.get("metrics", [])]
-    ]
-    return [path for path, options in outs if results or options.get("cache", True)]
+def made(name: str) -> Made | None:
+    """What stage `name` makes for later stages; None for a stage that makes none."""
+    makes = _declared()[name].get("makes")
+    return None if makes is None else Made(**makes)
 
 
-@cache
+def producer_of(under: str, folder: str) -> str | None:
+    """The stage that makes the inputs in `folder` of `paths.<under>` (`glue` of `data`:
+    prepare), or None where none does."""
+    found = (
+        name
+        for name in _declared()
+        if (made_here := made(name))
+        and (made_here.under, made_here.path.split("/")[0]) == (under, folder)
+    )
+    return next(found, None)
+
+
 def chain(producer: str, results: bool = False) -> tuple[str, ...]:
     """`producer` and every stage upstream of it whose cached outputs it reads (prepared
     data, models, stores; their results too when `results`), upstream first: ("prepare",
     "finetune") for finetune."""
-    found: list[str] = []
-    for dep in _declared()[producer].get("deps", []):
-        for name, spec in _declared().items():
-            if spec.get("always_changed"):
-                continue  # data_sources: digests of the offline data, made by no setting
-            if name != producer and any(
-                dep == out or dep.startswith(f"{out}/") or out.startswith(f"{dep}/")
-                for out in _outs(name, results)
-            ):
-                found.extend(s for s in chain(name, results) if s not in found)
-    return (*found, producer)
+    return (*_declared()[producer]["upstream_results" if results else "upstream"], producer)
 
 
 def per_matrix_task(name: str) -> bool:
     """Whether dvc.yaml runs stage `name` once per task (and fine-tuning seed)."""
-    return "task" in _declared()[name].get("matrix", {})
+    return _declared()[name]["per_task"]
 
 
 def _reads_tasks(name: str) -> bool:
     """Whether stage `name` reads a task's spec (it runs per task, or reads conf/task/)."""
-    deps = _declared()[name].get("deps", [])
-    return per_matrix_task(name) or any(str(d).startswith("conf/task") for d in deps)
+    return _declared()[name]["reads_tasks"]
 
 
 def per_task(producer: str) -> bool:
@@ -101,7 +111,7 @@ def settings_of(cfg: DictConfig, stages: tuple[str, ...]) -> dict[str, Any]:
     """Every setting of `cfg` that the outputs of `stages` depend on, by key."""
     keys: dict[str, None] = {}
     for name in stages:
-        params = _declared()[name].get("params", [])
+        params = _declared()[name]["params"]
         keys.update(dict.fromkeys(k for k in params if not k.startswith("paths.")))
         if _reads_tasks(name):
             keys["task"] = None

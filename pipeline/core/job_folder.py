@@ -1,5 +1,5 @@
 """A Hydra job's own folder: whether this run made it, what a refused job removes from it,
-and the command that resumes an interrupted job in it.
+and the command that resumes an interrupted job in it (the one line Ctrl-C prints).
 
 Hydra writes `.hydra/` (config.yaml, hydra.yaml, overrides.yaml) and the job's log before the
 stage starts. The folder counts as made by this run when that is all it holds then, with the
@@ -10,12 +10,16 @@ folder above its own (a user's notes.log or a sweep's multirun.yaml beside it st
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from pipeline.core.failure import close_progress_bars, exit_code
 
 HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")  # what Hydra writes in .hydra/
 
@@ -64,6 +68,21 @@ class JobFolder:
             hydra.rmdir()
         self.log.unlink(missing_ok=True)
         self.path.rmdir()  # fails, removing nothing more, if a file appeared meanwhile
+
+    @contextlib.contextmanager
+    def ends(self, stage: str, overrides: Sequence[str]) -> Iterator[None]:
+        """A job of `stage` stopped by Ctrl-C (or SIGTERM) prints the one command that resumes
+        it in this folder; one that fails otherwise removes the folder if untouched."""
+        try:
+            yield
+        except KeyboardInterrupt as stop:
+            close_progress_bars()
+            command = resume_command(stage, overrides, self.path)
+            print(f"interrupted; resume this job in its folder with: {command}", file=sys.stderr)
+            sys.exit(exit_code(stop))
+        except BaseException:
+            self.remove_if_untouched()
+            raise
 
 
 def resume_command(stage: str, overrides: Sequence[str], folder: Path) -> str:

@@ -22,12 +22,10 @@ reads. Under DVC every stage downstream of fine-tuning runs per seed (`--seed`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
 import time
-import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -41,16 +39,13 @@ from pipeline.core.bounds import check_bounds
 from pipeline.core.config import CONF_DIR, check_option
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.failure import (
-    close_progress_bars,
-    exit_code,
-    interrupted_line,
-    restore_command,
-    restore_line,
+    restore_on_failure,
+    resume_noted,
     stop_on_sigterm,
     unfinished_run_noted,
 )
 from pipeline.core.io import Captioned, write_json, write_results
-from pipeline.core.job_folder import JobFolder, new_run_id, resume_command
+from pipeline.core.job_folder import JobFolder, new_run_id
 from pipeline.core.layout import seed_folder
 from pipeline.core.overrides import check_overrides
 from pipeline.core.schema import TaskConfig, load_task, seed_in_seeds
@@ -61,14 +56,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# What each stage that makes a later stage's inputs makes, in a refusal's words.
-MADE = {
-    "prepare": "prepared data",
-    "framenet_data": "FrameNet sentences",
-    "finetune": "fine-tuned model",
-    "dump_attention": "attention store",
-}
-DATA_PRODUCERS = ("prepare", "framenet_data")  # their inputs lie under paths.data
+GLUE = "glue"  # the folder of paths.data that holds the prepared GLUE splits
 
 
 @dataclass(frozen=True)
@@ -153,7 +141,7 @@ class StageRun:
         `paths.outputs` (or `paths.data`, for prepared data) holds the DVC run's: that folder
         when the run follows the DVC run or names it on the command line, else the folder
         keyed by the settings that make them (`input_keys.folder`)."""
-        path_key = "data" if producer in DATA_PRODUCERS else "outputs"
+        path_key = _made_by(producer).under
         if not self._keyed(producer):
             return Path(self.cfg.paths[path_key])
         keyed = input_keys.folder(self.cfg, producer)
@@ -161,30 +149,23 @@ class StageRun:
 
     def _made(self, producer: str) -> Path:
         """The input `producer` makes for this run (its task's data, model or store)."""
-        root, task = self._root(producer), self.cfg.task.name
-        return {
-            "prepare": lambda: root / "glue" / task,
-            "framenet_data": lambda: root / "framenet" / "sentences.jsonl",
-            "finetune": lambda: layout.model(root, task, self.seed),
-            "dump_attention": lambda: layout.attention_store(root / "attention", task, self.seed),
-        }[producer]()
+        return _made_by(producer).of(self._root(producer), self.cfg.task.name, self.seed)
 
     def _keyed(self, producer: str) -> bool:
         """Whether the inputs `producer` makes for this run lie in their keyed folder."""
-        path_key = "data" if producer in DATA_PRODUCERS else "outputs"
-        return not (self._follows_dvc(producer) or self._given(path_key))
+        return not (self._follows_dvc(producer) or self._given(_made_by(producer).under))
 
     def _input(self, producer: str) -> Path:
         """The folder that holds the input `producer` makes for this run, or a one-line
         refusal naming the settings and the command that makes it."""
-        root, made = self._root(producer), self._made(producer)
+        root, made, what = self._root(producer), self._made(producer), _made_by(producer).what
         if not self._keyed(producer):
             return root
         keyed = input_keys.folder(self.cfg, producer)
         if keyed.exists():  # a live job that makes it is waited for
-            locks.hold(keyed, exclusive=False, what=MADE[producer])
+            locks.hold(keyed, exclusive=False, what=what)
         if made.exists():
-            log.info("reads the %s made under its settings in %s", MADE[producer], root)
+            log.info("reads the %s made under its settings in %s", what, root)
             return root
         dvc = self._dvc_config
         if dvc is None:
@@ -196,7 +177,7 @@ class StageRun:
             more = f" and {len(keys) - 3} more" if len(keys) > 3 else ""
             why = f"its settings differ from params.yaml's in {', '.join(keys[:3])}{more}"
         raise PipelineError(
-            f"no {MADE[producer]} made under this job's settings ({why}) at {made}; "
+            f"no {what} made under this job's settings ({why}) at {made}; "
             f"make it with `{self._making(producer)}`"
         )
 
@@ -206,7 +187,7 @@ class StageRun:
         steps = [
             name
             for name in input_keys.chain(producer)[:-1]
-            if name in MADE and not self._made(name).exists()
+            if input_keys.made(name) and not self._made(name).exists()
         ]
         return " && ".join(self._command(name) for name in [*steps, producer])
 
@@ -216,19 +197,24 @@ class StageRun:
         if not self._keyed(producer):
             matrix = input_keys.per_matrix_task(producer)
             return f"dvc repro {producer}" + (f"@{self.cfg.task.name}-{self.seed}" * matrix)
-        given = [arg for arg in self.overrides if not arg.startswith(("hydra.", "hydra/"))]
-        if not given:  # a run built in code: the groups that name it
-            given = [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
+        given = self._given_overrides(("hydra.", "hydra/"))
         task = [] if any(a.startswith("task=") for a in given) else [f"task={self.cfg.task.name}"]
         return " ".join([f"python -m stages.{producer}", *task, *given])
+
+    def _given_overrides(self, left_out: tuple[str, ...]) -> list[str]:
+        """The job's command line less the arguments that start with `left_out`; for a run
+        built in code, the groups that name it."""
+        given = [arg for arg in self.overrides if not arg.startswith(left_out)]
+        return given or [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
 
     def hold_made(self, producer: str) -> None:
         """A Hydra job of stage `producer` that makes later stages' inputs in their keyed
         folder holds that folder for its whole run (pipeline/core/locks.py): a job under the
         same settings waits for it, never making them beside it."""
-        if producer in MADE and not self.under_dvc and self._keyed(producer):
+        made = input_keys.made(producer)
+        if made and not self.under_dvc and self._keyed(producer):
             folder = input_keys.folder(self.cfg, producer)
-            locks.hold(folder, exclusive=True, what=MADE[producer])
+            locks.hold(folder, exclusive=True, what=made.what)
 
     def inputs_out(self, producer: str) -> Path:
         """Where this run, of stage `producer`, writes what later stages read (prepared data
@@ -236,23 +222,24 @@ class StageRun:
         under DVC, `paths.data` or the outputs folder; a Hydra job whose settings are the DVC
         run's, its job folder; a folder named on the command line, as given; else their
         keyed folder, with the settings written beside them."""
-        data = producer in DATA_PRODUCERS or producer not in MADE
+        made = input_keys.made(producer)
+        data = made is None or made.under == "data"
         if self.under_dvc:
             return Path(self.cfg.paths.data) if data else self.out_root
-        if producer not in MADE:  # data digests: read by DVC alone
+        if made is None:  # data digests: read by DVC alone
             return self.out_root / "data"
-        if self._given("data" if data else "outputs"):
+        if self._given(made.under):
             return self._root(producer)
         if self._follows_dvc(producer):
             return self.out_root / "data" if data else self.out_root
         keyed = input_keys.write_manifest(self.cfg, producer)
         self.keyed_writes.append(keyed)
-        return keyed / "data" if producer in DATA_PRODUCERS else keyed
+        return keyed / "data" if data else keyed
 
     @property
     def model_folder(self) -> Path:
         """The fine-tuned model of this run's task and seed (written by finetune)."""
-        return layout.model(self._input("finetune"), self.cfg.task.name, self.seed)
+        return self.upstream("models", self.cfg.task.name, self.seed_folder)
 
     @property
     def seed(self) -> int:
@@ -269,11 +256,13 @@ class StageRun:
         return self.out_root.joinpath(*parts)
 
     def upstream(self, *parts: str, reader: str | None = None) -> Path:
-        """An output of an earlier stage, read as input: the attention stores from where
-        `dump_attention` made them for this run; any other (read by stage `reader`) only from
-        the DVC run's outputs, for a run that follows it in every setting they depend on."""
-        if parts[:1] == ("attention",):
-            return self._input("dump_attention").joinpath(*parts)
+        """An output of an earlier stage, read as input: a stage's input of later stages
+        (models, attention stores) from where it was made for this run; any other (read by
+        stage `reader`) only from the DVC run's outputs, for a run that follows it in every
+        setting they depend on."""
+        producer = input_keys.producer_of("outputs", parts[0]) if parts else None
+        if producer is not None:
+            return self._input(producer).joinpath(*parts)
         self._dvc_results_only(input_keys.chain(reader, results=True)[:-1] if reader else ())
         return Path(self.cfg.paths.outputs).joinpath(*parts)
 
@@ -293,9 +282,7 @@ class StageRun:
         keys = [] if dvc is None else input_keys.differing_of(self.cfg, dvc, writers)
         if self.follows_dvc_run and dvc is not None and not keys:
             return
-        given = [a for a in self.overrides if not a.startswith(("hydra.", "hydra/", "task="))]
-        if not given:
-            given = [f"model={self.cfg.model.name}", f"experiment={self.cfg.experiment_name}"]
+        given = self._given_overrides(("hydra.", "hydra/", "task="))
         differ = f" (its settings differ in {', '.join(keys[:3])})" if keys else ""
         raise PipelineError(
             f"this stage reads other stages' results, which only the DVC run keeps, and "
@@ -304,12 +291,15 @@ class StageRun:
         )
 
     def data(self, *parts: str) -> Path:
-        """Prepared input data (the GLUE splits, written by prepare; parts `framenet`, ...
-        by framenet_data) as this run's settings make it; the labels by eye
-        (data/annotations) are the project's own, whatever the run."""
+        """Prepared input data (no `parts`: the GLUE splits; parts `framenet`, ... the
+        FrameNet sentences), from where the stage that makes it made it for this run; the
+        labels by eye (data/annotations) are the project's own, whatever the run."""
         if parts[:1] == ("annotations",):
             return Path(self.cfg.paths.data).joinpath(*parts)
-        producer = "framenet_data" if parts[:1] == ("framenet",) else "prepare"
+        folder = parts[0] if parts else GLUE
+        producer = input_keys.producer_of("data", folder)
+        if producer is None:
+            raise PipelineError(f"no stage makes data/{folder}; declare the one that `makes` it")
         return self._input(producer).joinpath(*parts)
 
     @property
@@ -345,6 +335,17 @@ class StageRun:
 
 
 StageFn = Callable[[StageRun], None]
+
+
+def _made_by(producer: str) -> input_keys.Made:
+    """What stage `producer` makes for later stages, as its declaration says."""
+    made = input_keys.made(producer)
+    if made is None:
+        raise PipelineError(
+            f"stage {producer} makes no input of later stages; declare what it `makes` in "
+            f"pipeline/analyses/{producer}/declaration.py"
+        )
+    return made
 
 
 def primary_model(repo: Path, task: str) -> Path:
@@ -430,57 +431,6 @@ def _timed(run: StageFn, stage: StageRun, name: str, task: str | None) -> None:
     write_json(stage.out("timings", *parts[:-1], f"{parts[-1]}.json"), timing)
 
 
-@contextlib.contextmanager
-def _restore_on_failure(name: str, task: str | None, seed: int | None) -> Iterator[None]:
-    """Under DVC: end any failure (an error, a crash, Ctrl-C) with the one line that restores
-    the outputs DVC removed before the stage ran (pipeline/core/failure.py)."""
-    try:
-        yield
-    except BaseException as failure:
-        if isinstance(failure, SystemExit) and failure.code in (0, None):
-            raise
-        close_progress_bars()
-        command = restore_command(name, task, seed)
-        if not isinstance(failure, SystemExit | KeyboardInterrupt):
-            traceback.print_exc()
-        if command:
-            print(restore_line(command), file=sys.stderr)
-        if isinstance(failure, KeyboardInterrupt):
-            sys.exit(exit_code(failure))
-        sys.exit(failure.code if isinstance(failure, SystemExit) else 1)
-
-
-@contextlib.contextmanager
-def _interrupt_line(stage: StageRun, name: str, task: str | None) -> Iterator[None]:
-    """Under DVC, Ctrl-C (or SIGTERM) prints one line, saying where the next run resumes,
-    instead of a traceback."""
-    try:
-        yield
-    except KeyboardInterrupt as stop:
-        close_progress_bars()
-        where = [task] if task else []
-        checkpoints = stage.out("checkpoints", name, *where, stage.seed_folder)
-        print(interrupted_line(checkpoints), file=sys.stderr)
-        sys.exit(exit_code(stop))
-
-
-@contextlib.contextmanager
-def _job_ends(job: JobFolder, name: str, overrides: tuple[str, ...]) -> Iterator[None]:
-    """A Hydra job stopped by Ctrl-C (or SIGTERM) prints the one command that resumes it in its
-    folder; one that fails otherwise removes its folder if this run made it and wrote nothing
-    in it (pipeline/core/job_folder.py)."""
-    try:
-        yield
-    except KeyboardInterrupt as stop:
-        close_progress_bars()
-        command = resume_command(name, overrides, job.path)
-        print(f"interrupted; resume this job in its folder with: {command}", file=sys.stderr)
-        sys.exit(exit_code(stop))
-    except BaseException:
-        job.remove_if_untouched()
-        raise
-
-
 def stage_main(run: StageFn) -> None:
     """Entry point of every stage module (see the module docstring for the two modes)."""
     name = _stage_name()  # here: a launcher's worker process has a __main__ of its own
@@ -494,14 +444,13 @@ def _stage_main(run: StageFn, name: str) -> None:
     if args[:1] == ["--dvc"]:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
         task, seed = _dvc_args(args)
-        with _restore_on_failure(name, task, seed), exit_on_error():
+        with restore_on_failure(name, task, seed), exit_on_error():
             cfg = _load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
-            with (
-                unfinished_run_noted(name, task, seed, stage.out_root),
-                _interrupt_line(stage, name, task),
-            ):
+            where = [task] if task else []
+            checkpoints = stage.out("checkpoints", name, *where, stage.seed_folder)
+            with unfinished_run_noted(name, task, seed, stage.out_root), resume_noted(checkpoints):
                 _timed(run, stage, name, task)
         return
 
@@ -517,7 +466,7 @@ def _stage_main(run: StageFn, name: str) -> None:
         out_root = Path(hydra_cfg.runtime.output_dir)
         job = JobFolder.at_start(out_root, out_root / f"{hydra_cfg.job.name}.log")
         overrides = tuple(hydra_cfg.overrides.task)
-        with exit_on_error(), _job_ends(job, name, overrides):
+        with exit_on_error(), job.ends(name, overrides):
             stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False, overrides=overrides)
             stage.hold_made(name)
             _timed(run, stage, name, None)

@@ -17,6 +17,8 @@ from pipeline.dag.declarations import STAGES, stage
 from pipeline.dag.imports import REPO, code_deps
 from pipeline.dag.stage_groups import render as render_stage_groups
 from pipeline.dag.stage_groups import stage_groups_path
+from pipeline.dag.stage_inputs import render as render_stage_inputs
+from pipeline.dag.stage_inputs import stage_inputs_path
 from pipeline.dag.stage_types import MODEL_IDENTITY, OUTPUTS, SEED, TASK, Per, Stage, Upstream
 
 HEADER = """\
@@ -173,5 +175,6 @@ def dvc_yaml_path() -> Path:
 
 
 if __name__ == "__main__":
+    stage_inputs_path().write_text(render_stage_inputs(), encoding="utf-8")
     stage_groups_path().write_text(render_stage_groups(), encoding="utf-8")  # deps read it
     dvc_yaml_path().write_text(render(), encoding="utf-8")

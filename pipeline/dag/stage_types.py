@@ -75,6 +75,9 @@ class Stage:
     # run writing fewer files would leave old ones in it)
     kept_while_running: bool = False
     note: str = ""  # a comment above the stage in dvc.yaml
+    # what its first `outs` is, in words ("fine-tuned model"), for a stage whose cached outputs
+    # later stages read: a Hydra job keys them by its settings (pipeline/dag/stage_inputs.py)
+    makes: str = ""
     dvc_plots: tuple[DvcPlot, ...] = field(default=())
     # the figures (PNG names) a stage run once or per seed writes on every run: dvc.yaml's
     # `plots:` lists each (its caption sidecars are no plots); a per-task figure, like a

@@ -13,6 +13,7 @@ ANALYSIS = Analysis(
         (*MODEL, "seed", "dump_attention", "precision", "compile"),
         results=("metrics",),
         outs=(str(layout.attention_store(f"{OUTPUTS}/attention", TASK, SEED)),),
+        makes="attention store",
         kept_while_running=True,
         inputs=(f"{DATA}/glue/{TASK}", Upstream("finetune", "models")),
         note="every stage that reads a fine-tuned model, or the dump of one, runs per\n"

@@ -12,6 +12,7 @@ ANALYSIS = Analysis(
         Per.TASK_SEED,
         (*MODEL, "finetune", "precision", "deterministic", "compile"),
         outs=(str(layout.model(OUTPUTS, TASK, SEED)),),
+        makes="fine-tuned model",
         kept_while_running=True,
         inputs=(f"{DATA}/glue/{TASK}",),
         dvc_plots=(DvcPlot("loss.csv", "linear", "step", "loss"),),

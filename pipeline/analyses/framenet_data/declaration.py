@@ -15,6 +15,7 @@ ANALYSIS = Analysis(
         ),
         results=("metrics",),
         outs=(f"{DATA}/framenet/sentences.jsonl",),
+        makes="FrameNet sentences",
         inputs=(data_digest("framenet"),),
     ),
     section=Section(

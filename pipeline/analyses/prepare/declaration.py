@@ -12,6 +12,7 @@ ANALYSIS = Analysis(
         ("seed", "tasks", "prepare", "paths.shared_data", "paths.glue_dir"),
         results=("metrics",),
         outs=(f"{DATA}/glue",),
+        makes="prepared data",
         inputs=(data_digest("glue"),),
         task_configs=True,
     ),
