@@ -3,11 +3,13 @@ statistic, its interval and a verdict computed by a rule written next to the cla
 
 The claims themselves live with the analysis whose results they chiefly read, in the
 `claims` module of its package (`pipeline.analyses.<name>.claims`): each declares
-`claims(scope)` (the claims for a `claim.Scope`: the run's tasks and scored UD relations),
-`SETTINGS` (the config keys each claim family's measurement depends on) and `cases()` (its
-claims' synthetic cases), and reads
-other stages' results as typed results (the `results` modules of the analyses, on
-`pipeline.core.results`). This package is the machinery they share:
+`claims(scope)` (the claims for a `claim.Scope`: the run's tasks and the units it scored,
+such as UD relations), `SETTINGS` (the config keys each claim family's measurement depends
+on), `cases()` (its claims' synthetic cases) and, where it lends the engine a gate's reading,
+a kind of unit, a task's dev rows or the registry's tasks, `PROVIDES`; it reads other
+stages' results as typed results (the `results` modules of the analyses, on
+`pipeline.core.results`). This package is the machinery they share, and names no analysis:
+it finds them by scanning (`pipeline.analyses`):
 
 - claim.py, rules.py, thresholds.py: a claim and its scope, the statistic-with-interval
   record and the verdict rules (with `settle`), every threshold with its reason;
@@ -15,9 +17,11 @@ other stages' results as typed results (the `results` modules of the analyses, o
   claims read nothing else);
 - cases.py: a claim's synthetic cases (typed results in memory and the verdict they must
   give), which each claims module declares beside its claims (`cases()`);
+- provides.py: the claims modules found by the scan, and what their `PROVIDES` lend;
 - validity.py, seeds.py, strata.py, selection.py, standout.py, unchanged.py: the validity
-  and headroom gates, the interval over seeds, a statistic pooled over independent strata
-  (tasks), the best or mean of many units, heads that stand out, zero-width intervals;
+  and headroom gates' cut-offs, the interval over seeds, a statistic pooled over
+  independent strata (tasks), the best or mean of many units, heads that stand out,
+  zero-width intervals;
 - evaluate.py, readings.py: the claims collected from every analysis, evaluated into one
   table, its flat metrics and headline; a finding read more than one way, one row per
   reading and one for the finding;
