@@ -28,7 +28,6 @@ from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.reference import RENAMED
 from pipeline.claims.registry import registration, registry_digest
 from pipeline.claims.rules import Estimate, undefined
-from pipeline.core import layout
 from pipeline.core.errors import PipelineError, exit_on_error
 from pipeline.core.io import write_results
 
@@ -52,9 +51,7 @@ class KeptRunOutputs(StageOutputs):
     """A kept whole run's results; reading a stage it never ran raises `NotRun`."""
 
     def _ran(self, stage: str) -> None:
-        metrics = layout.metrics(self.root, stage)
-        written = (metrics, metrics.with_suffix(""), layout.results(self.root, "plots", stage))
-        if not any(path.exists() for path in written):
+        if stage not in stages_written(self.root):
             raise NotRun(f"the kept run predates stage {stage}: it holds none of its results")
 
     def _flat(self, stage: str, where: tuple[str, ...]) -> tuple[Mapping, str]:
@@ -64,6 +61,13 @@ class KeptRunOutputs(StageOutputs):
     def _csv(self, stage: str, where: tuple[str, ...], name: str) -> tuple[pd.DataFrame, str]:
         self._ran(stage)
         return super()._csv(stage, where, name)
+
+
+def stages_written(root: Path) -> set[str]:
+    """The stages with results in the run at `root`: its metrics/ and plots/ folders'
+    entries, by name (`<stage>.json` or `<stage>/`)."""
+    kinds = [root / "metrics", root / "plots"]
+    return {Path(entry.name).stem for kind in kinds if kind.is_dir() for entry in kind.iterdir()}
 
 
 def measured_if_run(claim: Claim) -> Claim:

@@ -13,12 +13,13 @@ them (the label folders the classifier learns from, an example count, a classifi
 in conf/<group>/default.yaml or in a profile) changes what a verdict rests on, and moves
 the digest.
 
-Labels: the label files (`labels.VISUAL_FILE`, `labels.HUMAN_FILE`), the sample file (each
-map's stratum and inclusion probability) and the share round's frozen stratifier of each
-folder that `patterns.labels_from` names, under data/annotations/, by their SHA-256
-(`label_pins`). A new labelling round, or one label changed, moves the shares every share
-claim reads (and retrains the classifier), so it moves the digest like a setting does; the
-folders' maps and READMEs do not.
+Labels: the data files a claim's measurement rests on beyond the settings, as its analysis's
+claims module declares them (`PINNED`, a `PinnedFiles`: the patterns analyses' label files,
+sample file and the share round's frozen stratifier of each folder that
+`patterns.labels_from` names, under data/annotations/), by their SHA-256 (`label_pins`). A
+new labelling round, or one label changed, moves the shares every share claim reads (and
+retrains the classifier), so it moves the digest like a setting does; the folders' maps and
+READMEs do not.
 
 Fixture: `registry_fixture/` beside this file is a frozen copy of one run's inputs to the
 claims stage for a two-sentence and a one-sentence task (MRPC, SST-2; MiniLM-L6, seed 42).
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -40,19 +42,15 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
-from pipeline.analyses.clark_syntax.results import UdMetrics
 from pipeline.claims.claim import Claim
 from pipeline.claims.evaluate import claim_modules
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import Estimate
 from pipeline.core import config_schema  # noqa: F401  (registers the typed config)
 from pipeline.core.errors import PipelineError
-from pipeline.kovaleva.patterns.labels import HUMAN_FILE, SAMPLE_FILE, VISUAL_FILE
-from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
-LABELS = ROOT / "data" / "annotations"  # the label folders (paths.data's annotations/)
 FIXTURE = Path(__file__).with_name("registry_fixture")
 FIXTURE_TASKS = ("mrpc", "sst2")  # a two-sentence and a one-sentence task
 FIXTURE_SEED = 42
@@ -195,20 +193,39 @@ def profile_pins() -> dict[str, dict[str, Any]]:
     }
 
 
+@dataclass(frozen=True)
+class PinnedFiles:
+    """Data files a claim's measurement rests on (module docstring): `files` of each folder
+    that config key `setting` names under any profile, the folders under `under` (relative
+    to the checkout)."""
+
+    setting: str
+    under: str
+    files: tuple[str, ...]
+
+
+def pinned_files() -> list[PinnedFiles]:
+    """Every `PINNED` the analyses' claims modules declare."""
+    found = (getattr(module, "PINNED", None) for module in claim_modules().values())
+    return [pinned for pinned in found if pinned is not None]
+
+
 def label_pins() -> dict[str, dict[str, str]]:
-    """SHA-256 of each label file of each folder in `patterns.labels_from` under any
-    profile (module docstring), by folder and file; a folder that is missing fails in one line."""
+    """SHA-256 of each pinned file (`pinned_files`) of each folder its setting names under
+    any profile (module docstring), by folder and file; a folder that is missing fails in
+    one line."""
     pins = {}
-    folders = dict.fromkeys(n for p in PROFILES for n in setting("patterns.labels_from", p))
-    for name in folders:
-        folder = LABELS / name
-        if not folder.is_dir():
-            raise PipelineError(f"claims registry: no label folder {folder}; fix labels_from")
-        pins[name] = {
-            file: hashlib.sha256((folder / file).read_bytes()).hexdigest()
-            for file in (VISUAL_FILE, HUMAN_FILE, SAMPLE_FILE, STRATIFIER_FILE)
-            if (folder / file).exists()
-        }
+    for pinned in pinned_files():
+        folders = dict.fromkeys(n for p in PROFILES for n in setting(pinned.setting, p))
+        for name in folders:
+            folder = ROOT / pinned.under / name
+            if not folder.is_dir():
+                raise PipelineError(f"claims registry: no folder {folder}; fix {pinned.setting}")
+            pins[name] = {
+                file: hashlib.sha256((folder / file).read_bytes()).hexdigest()
+                for file in pinned.files
+                if (folder / file).exists()
+            }
     return pins
 
 
@@ -235,8 +252,3 @@ def fixture_outputs(claims: list[Claim], fixture: Path = FIXTURE) -> dict[str, l
     `estimate_pin` gives it."""
     out = StageOutputs(fixture)
     return {claim.name: estimate_pin(claim.measure(out, FIXTURE_SEED)) for claim in claims}
-
-
-def fixture_relations(fixture: Path = FIXTURE) -> list[str]:
-    """The UD relations the fixture's syntax stage scored."""
-    return StageOutputs(fixture).read(UdMetrics).scored_relations()

@@ -4,7 +4,7 @@ at a time: the files the claims read for the fixture's tasks and seed, and no ot
 The fixture is cut into slices, one per analysis: an analysis's slice is the fixture's files
 its stage writes, as its typed results declare them (each results type of
 `pipeline/analyses/<name>/results.py` names its `stage`, which is the analysis's name, and
-pipeline/core/layout.py puts that stage's files under `metrics/<name>` and `plots/<name>/`).
+the outputs' layout puts that stage's files under `metrics/<name>` and `plots/<name>/`).
 Every claim declared for `FIXTURE_TASKS` is judged on the run as the claims stage judges it,
 gates included, its files noted as they are read; the files of the analysis's stage among
 them replace its slice, and every other file of the fixture is kept byte for byte. The new

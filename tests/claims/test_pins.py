@@ -35,9 +35,9 @@ def test_changing_the_label_folders_moves_the_digest(tmp_path, monkeypatch, comm
 def test_changing_one_label_moves_the_digest_and_a_readme_does_not(
     tmp_path, monkeypatch, committed
 ):
-    labels = tmp_path / "annotations"
-    shutil.copytree(measurement_pins.LABELS, labels)
-    monkeypatch.setattr(measurement_pins, "LABELS", labels)
+    labels = tmp_path / "data" / "annotations"
+    shutil.copytree(measurement_pins.ROOT / "data" / "annotations", labels)
+    monkeypatch.setattr(measurement_pins, "ROOT", tmp_path)
     (labels / "mpnet_base" / "README.md").write_text("another text")
     assert registry_digest() == committed
     visual = labels / "mpnet_base" / "visual.csv"
@@ -46,6 +46,20 @@ def test_changing_one_label_moves_the_digest_and_a_readme_does_not(
     first[1] = "block" if first[1] != "block" else "vertical"
     visual.write_text("".join([lines[0], ",".join(first), *lines[2:]]))
     assert registry_digest() != committed
+
+
+def test_the_files_pinned_are_those_the_analyses_declare(monkeypatch):
+    declared = measurement_pins.pinned_files()
+    assert [p.setting for p in declared] == ["patterns.labels_from"]
+    pins = measurement_pins.label_pins()
+    assert set(pins) == {"minilm_l6", "mpnet_base"}
+    assert "visual.csv" in pins["minilm_l6"]
+    fewer = [dataclasses.replace(declared[0], files=("visual.csv",))]
+    monkeypatch.setattr(measurement_pins, "pinned_files", lambda: fewer)
+    assert {folder: set(files) for folder, files in measurement_pins.label_pins().items()} == {
+        "minilm_l6": {"visual.csv"},
+        "mpnet_base": {"visual.csv"},
+    }
 
 
 def _with_measure(claims, name, measure):

@@ -9,7 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from pipeline.claims.prose import REMOVAL_FAMILIES as REMOVAL
+from pipeline.analyses.ablate.blocks import REMOVAL_FAMILIES as REMOVAL
 from pipeline.claims.reference import rejudge
 from tests.support.paths import REPO
 

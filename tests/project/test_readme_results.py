@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.claims.prose import MARKER, RESULTS, marked, table1_beside_paper, with_results
+from pipeline.analyses.table1.blocks import table1_beside_paper
+from pipeline.claims.prose import MARKER, blocks, marked, with_results
 from pipeline.core.errors import PipelineError
 from pipeline.report.committed import NoCommit, extract, untracked
 from tests.support.paths import REPO
 
+RESULTS = blocks()  # every analysis's doc blocks, by marker name
 MARKDOWN = [Path("README.md"), *sorted(p.relative_to(REPO) for p in REPO.glob("docs/**/*.md"))]
 SOURCES = sorted({source for block in RESULTS.values() for source in block.sources})
 

@@ -13,18 +13,21 @@ from pipeline.analyses.framenet.results import FramenetHeads
 from pipeline.analyses.patterns_apply.results import PatternsApplyMetrics
 from pipeline.claims.cases import SEED, Case, interval, learned_results
 from pipeline.claims.claim import Claim, Scope, Source
+from pipeline.claims.measurement_pins import PinnedFiles
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.rules import FIELDS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.thresholds import LARGE_PART, MINORITY, MOSTLY, RECURS, WHOLE
 from pipeline.core.results import Family
 from pipeline.kovaleva.patterns import CLASSES, FIRST_THREE
 from pipeline.kovaleva.patterns.inputs import input_types, one_sentence
+from pipeline.kovaleva.patterns.labels import HUMAN_FILE, SAMPLE_FILE, VISUAL_FILE
+from pipeline.kovaleva.patterns.share_estimate import STRATIFIER_FILE
 
 PAPER = "Kovaleva et al. 2019"
 # Sec. 4.1 prints one per-type share on these tasks (QQP's 61% is above half: no row there)
 PRINTED_HETEROGENEOUS = {"mrpc": 0.32}
 # the config keys each claim family's measurement depends on (measurement_pins.py); the share
-# round's labels and stratifier are pinned as files (measurement_pins.label_pins)
+# round's labels and stratifier are pinned as files (`PINNED`, below)
 PATTERNS = (
     "dump_attention.num_examples",
     "patterns.num_examples",
@@ -36,6 +39,12 @@ SETTINGS = {
     "extension.heterogeneous_minority": PATTERNS,
     "kovaleva.vertical_is_special_tokens": PATTERNS,
 }
+# the files of each label folder the classifier learns from and the shares are estimated with
+PINNED = PinnedFiles(
+    "patterns.labels_from",
+    "data/annotations",
+    (VISUAL_FILE, HUMAN_FILE, SAMPLE_FILE, STRATIFIER_FILE),
+)
 ESTIMATE = (
     "estimated from the model's share round: sum over the frozen stratifier's calls h of the "
     "task's fine-tuned maps called h (share W_h) times the round's maps called h labelled the "

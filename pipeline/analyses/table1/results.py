@@ -35,3 +35,31 @@ class Table1Metrics(Metrics):
     covers = Covers.SEED
 
     tasks: Family = field(metadata=family(_rows, "task"))  # task -> TaskRow
+
+
+@dataclass(frozen=True)
+class ScoresRow(Record):
+    """One task's main metric on its dev rows without fine-tuning, fine-tuned from random
+    weights and fine-tuned from the pre-trained ones, each with its interval; the chance
+    score and the dev rows scored."""
+
+    pretrained: Interval
+    random_init: Interval
+    finetuned: Interval
+    chance: float
+    examples: float
+
+
+def _scores(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, ScoresRow]:
+    tasks = dict.fromkeys(k.split(".")[0] for k in flat if k.endswith(".finetuned"))
+    return {t: ScoresRow.parse(flat, place, stage, prefix=f"{t}.") for t in tasks}
+
+
+@dataclass(frozen=True)
+class Table1Scores(Metrics):
+    """The same file's scores set beside the paper's (the docs' table, table1's blocks.py)."""
+
+    stage = "table1"
+    covers = Covers.SEED
+
+    tasks: Family = field(metadata=family(_scores, "task"))  # task -> ScoresRow
