@@ -28,7 +28,9 @@ it finds them by scanning (`pipeline.analyses`):
 - judge.py: the stage's files (table, per-seed table, headline, Markdown, forest plot);
 - registry.py (with amendments.yaml), measurement_pins.py, verdict_pins.py: the registry's
   version and digest, fitted or registered, and what the digest pins; refresh_fixture.py:
-  the digest's fixture refreshed from a run, with the files its claims read;
+  one analysis's slice of the digest's fixture refreshed from a run, with the files its
+  claims read; draft_entry.py: the ledger's draft version with the digest;
+- update.py: the one command that adds or updates a finding, every step after its package;
 - figures.py, prose.py, sensitivity.py: the forest plot, the docs' generated blocks, the
   table's column of verdicts at half and double the threshold;
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
