@@ -4,13 +4,25 @@
 DVC composes params.yaml in its own process, where nothing imports the project; it does let
 Hydra scan `hydra.plugins_path` (`.dvc/config`: tools) for `hydra_plugins` modules, so
 importing this one:
-- stores `config_schema` in the ConfigStore before composition (pipeline.core.config_schema);
+- stores `config_schema` in the ConfigStore before composition (pipeline.core.config_schema),
+  through Hydra's public ConfigStore: the typed schema in the defaults list;
 - in DVC's process, wraps Hydra's composition so that the overrides are checked as a stage
   run checks its command line (an unknown key names the nearest: `finetune.epoch` ->
   `finetune.epochs`) and any composition error reaches DVC as a DvcException, which DVC
   prints as one `ERROR:` line; any other exception it frames as an "unexpected error" with
-  its support link. (DVC has imported `hydra.compose` before the scan, so the wrap is on
-  the method that function calls.)
+  its support link.
+
+Why the wrap is on a private method (`hydra._internal.hydra.Hydra.compose_config`): no public
+part of Hydra 1.3 sees the overrides of a `compose()` call or its error. DVC calls
+`hydra.compose` itself (dvc/utils/hydra.py, `compose_and_dump`), bound before this scan, so
+that function cannot be wrapped; the plugin kinds Hydra discovers (search path, config
+source, launcher, sweeper) and its callbacks are given no overrides under `compose()` (the
+latter two only run under `@hydra.main`); an unknown key fails inside Hydra's override
+merging, before any resolver runs. The bounds and seed checks need no wrap: they are
+resolvers of conf/config.yaml (`settings_in_bounds`, `seed_in_seeds`) that DVC resolves before
+it writes params.yaml, so a bad value stops `dvc exp run -S` before any output is deleted even
+without it (DVC then frames it as an "unexpected error"). tests/core/test_hydra_plugin.py pins the
+method's signature and source, so a Hydra release that changes it fails there first.
 """
 
 from __future__ import annotations
