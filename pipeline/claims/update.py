@@ -5,7 +5,8 @@ in order, in the checkout it is run from.
     python -m pipeline.claims.update <analysis> --dry-run  # print them
 
 1. the generated config and DAG (the defaults list of conf/config.yaml, params.yaml,
-   dvc.yaml), so that a new group or stage is known to Hydra and DVC;
+   dvc.yaml and the files its generator writes beside it), so that a new group or stage is
+   known to Hydra and DVC;
 2. the analysis's stage, where it declares one (`dvc repro -s <analysis>`);
 3. the refresh of the analysis's slice of the registry's fixture alone (refresh_fixture.py),
    which judges every claim on the run first, so a claim that fails stops the command

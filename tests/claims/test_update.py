@@ -148,7 +148,7 @@ ALLOWED_UNDER = (
 )  # fmt: skip
 ALLOWED = (
     "pipeline/claims/amendments.yaml", "pipeline/claims/registry_record.json", "README.md",
-    "dvc.yaml", "params.yaml", "conf/config.yaml",
+    "dvc.yaml", "stage_groups.yaml", "stage_inputs.yaml", "params.yaml", "conf/config.yaml",
 )  # fmt: skip
 
 
