@@ -90,7 +90,9 @@ def steps(analysis: str) -> list[Step]:
         Step(
             "the registry's draft entry",
             _module("pipeline.claims.draft_entry"),
-            "fix pipeline/claims/amendments.yaml where the error above says",
+            "a key or file the fixture lacks comes with its stage's slice (`python -m "
+            "pipeline.claims.refresh_fixture outputs <stage>`); a ledger error is fixed in "
+            "pipeline/claims/amendments.yaml",
         ),
         claims,
         Step(
