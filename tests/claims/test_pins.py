@@ -51,14 +51,16 @@ def test_changing_one_label_moves_the_digest_and_a_readme_does_not(
 def test_the_files_pinned_are_those_the_analyses_declare(monkeypatch):
     declared = measurement_pins.pinned_files()
     assert [p.setting for p in declared] == ["patterns.labels_from"]
+    folder = measurement_pins.ROOT / declared[0].under / "minilm_l6"
+    held = {file for file in declared[0].files if (folder / file).exists()}
+    assert held == {"visual.csv", "sample.csv", "stratifier.pt"}  # human.csv: none yet
     pins = measurement_pins.label_pins()
-    assert set(pins) == {"minilm_l6", "mpnet_base"}
-    assert "visual.csv" in pins["minilm_l6"]
-    fewer = [dataclasses.replace(declared[0], files=("visual.csv",))]
+    assert set(pins) == {"minilm_l6", "mpnet_base"} and set(pins["minilm_l6"]) == held
+    fewer = [dataclasses.replace(declared[0], files=("stratifier.pt",))]
     monkeypatch.setattr(measurement_pins, "pinned_files", lambda: fewer)
     assert {folder: set(files) for folder, files in measurement_pins.label_pins().items()} == {
-        "minilm_l6": {"visual.csv"},
-        "mpnet_base": {"visual.csv"},
+        "minilm_l6": {"stratifier.pt"},
+        "mpnet_base": set(),  # no share round
     }
 
 
