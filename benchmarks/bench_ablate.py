@@ -34,8 +34,8 @@ from pipeline.ablation.sweep import head_ablations, layer_ablations, sweep
 from pipeline.attention.engine import HeadControl, attach, model_shape
 from pipeline.attention.layerwise import Layerwise
 from pipeline.core.config import CONF_DIR, glue_dir
+from pipeline.core.run_config import primary_model
 from pipeline.core.schema import load_model, load_task
-from pipeline.core.stage import primary_model
 from pipeline.data.encoding import collate, encode
 from pipeline.data.glue import read_local_split
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer

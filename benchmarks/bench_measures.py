@@ -28,8 +28,8 @@ from pipeline.attention.engine import attach
 from pipeline.attention.layerwise import Layerwise
 from pipeline.attention.rollout import rollout
 from pipeline.core.config import CONF_DIR
+from pipeline.core.run_config import primary_model
 from pipeline.core.schema import load_model, load_task, typed
-from pipeline.core.stage import primary_model
 from pipeline.data.batching import length_batches
 from pipeline.data.glue import read_split
 from pipeline.data.sampling import evaluation_sample

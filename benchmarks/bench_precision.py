@@ -27,8 +27,8 @@ from pipeline.attention.capture import capture_maps
 from pipeline.attention.engine import attach
 from pipeline.core.config import CONF_DIR
 from pipeline.core.precision import autocast
+from pipeline.core.run_config import primary_model
 from pipeline.core.schema import load_model, load_task, typed
-from pipeline.core.stage import primary_model
 from pipeline.data.glue import read_split
 from pipeline.models.labelled import labelled_rows
 from pipeline.models.loading import load_classifier, load_finetuned, load_tokenizer

@@ -15,7 +15,7 @@ from omegaconf.errors import InterpolationResolutionError
 from pipeline.core.bounds import _held, check_bounds
 from pipeline.core.config_schema import Config
 from pipeline.core.errors import PipelineError
-from pipeline.core.stage import _load_dvc_config
+from pipeline.core.run_config import load_dvc_config as _load_dvc_config
 from tests.support.builders import composed
 from tools.params import compose_params
 

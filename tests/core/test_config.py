@@ -22,8 +22,8 @@ from pipeline.core import config_schema, schema
 from pipeline.core.config import CONF_DIR, group_options
 from pipeline.core.errors import PipelineError
 from pipeline.core.overrides import check_overrides
+from pipeline.core.run_config import load_dvc_config as _load_dvc_config
 from pipeline.core.schema import load_task, typed
-from pipeline.core.stage import _load_dvc_config
 from tests.support.builders import composed, composed_yaml
 from tests.support.paths import REPO
 from tools.params import compose_params
@@ -308,13 +308,16 @@ def test_libraries_receive_typed_settings_never_a_config_node() -> None:
     """Only the stage runner (`pipeline/core/stage.py`) holds the composed config node and
     hands each package its group as a dataclass (`StageRun.settings`); no other module under
     `pipeline/` names `DictConfig`, but the override checks (`pipeline/core/overrides.py`),
-    which walk the schema's own node, never a composed config, and the keys of a Hydra job's
-    inputs (`pipeline/core/input_keys.py`), which read the settings the runner's config holds."""
+    which walk the schema's own node, never a composed config, the config's reading and
+    typing (`pipeline/core/run_config.py`), and the inputs of a Hydra job
+    (`pipeline/core/input_keys.py`, `pipeline/core/job_inputs.py`), which read the settings the
+    runner's config holds."""
     import ast
 
     naming = []
     allowed = {
-        REPO / "pipeline" / "core" / name for name in ("stage.py", "overrides.py", "input_keys.py")
+        REPO / "pipeline" / "core" / name
+        for name in ("stage.py", "overrides.py", "input_keys.py", "job_inputs.py", "run_config.py")
     }
     for path in sorted((REPO / "pipeline").rglob("*.py")):
         if path in allowed:

@@ -1,7 +1,8 @@
 """What a Hydra job's inputs are made by comes from the stage declarations
 (pipeline/dag/stage_inputs.py, generated into stage_inputs.yaml): the stages upstream of a
 producer, and what it makes, where, in its declaration's words. No stage is named by the
-runner (pipeline/core/stage.py) or the key of its inputs (pipeline/core/input_keys.py)."""
+runner (pipeline/core/stage.py), where its inputs lie (pipeline/core/job_inputs.py) or their
+key (pipeline/core/input_keys.py)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_a_new_producer_is_declared_not_named(monkeypatch) -> None:
 def test_the_runner_names_no_stage() -> None:
     """No string literal of the runner or the inputs' key is a declared stage's name."""
     names = {s.name for s in STAGES}
-    for module in ("stage.py", "input_keys.py"):
+    for module in ("stage.py", "job_inputs.py", "input_keys.py"):
         tree = ast.parse((REPO / "pipeline" / "core" / module).read_text(encoding="utf-8"))
         strings = [
             node.value

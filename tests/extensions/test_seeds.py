@@ -19,8 +19,9 @@ from safetensors.numpy import load_file
 from pipeline.ablation.sweep import Uncertainty
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import PipelineError
+from pipeline.core.run_config import check_seeds
 from pipeline.core.schema import load_task
-from pipeline.core.stage import StageRun, check_seeds
+from pipeline.core.stage import StageRun
 from pipeline.extensions.cross_seed import (
     ALPHA,
     SeedRuns,
