@@ -16,4 +16,5 @@ from pipeline.core.stage_schema import build, register
 
 # the run-wide settings, then each analysis's group in the order of `groups()`
 Config = build({owned.group: owned.schema for owned in groups()})
+Config.__module__ = __name__  # pickled by reference, as this module's
 register(Config)

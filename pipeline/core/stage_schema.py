@@ -34,6 +34,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.schema import RunConfig, seed_in_seeds
 
 STAGE_GROUPS = CONF_DIR.parent / "stage_groups.yaml"  # generated: each stage's typed groups
+STAGE_PREFIX = "Config_"  # a stage's schema is the class Config_<stage> of this module
 NODE = "config_schema"  # the schema's name in the ConfigStore (conf/config.yaml's first default)
 
 
@@ -72,11 +73,12 @@ def group_schema(group: str) -> type:
     return declared.schema
 
 
-def build(groups: Mapping[str, type | None]) -> type:
+def build(groups: Mapping[str, type | None], name: str = "Config") -> type:
     """The run-wide settings, then one field per group in the order given: typed by its
-    dataclass, or untyped (any mapping) where `groups` gives None."""
+    dataclass, or untyped (any mapping) where `groups` gives None; a class named `name` of
+    this module (the caller names its own where it holds it)."""
     schema = make_dataclass(
-        "Config",
+        name,
         [
             (group, Any, field(default=MISSING))
             if typed is None
@@ -90,10 +92,20 @@ def build(groups: Mapping[str, type | None]) -> type:
     return schema
 
 
+@cache
 def for_stage(stage: str) -> type:
-    """The schema stage `stage`'s composition is typed by."""
+    """The schema stage `stage`'s composition is typed by: `Config_<stage>` of this module."""
     typed = typed_groups(stage)
-    return build({group: group_schema(group) if group in typed else None for group in owners()})
+    groups = {group: group_schema(group) if group in typed else None for group in owners()}
+    return build(groups, f"{STAGE_PREFIX}{stage}")
+
+
+def __getattr__(name: str) -> type:
+    """`Config_<stage>`, as a launcher's worker process unpickles the schema a job composed
+    with: by reference, so the worker imports no other settings than the stage's."""
+    if name.startswith(STAGE_PREFIX):
+        return for_stage(name.removeprefix(STAGE_PREFIX))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def registered() -> type:

@@ -5,6 +5,7 @@ downstream of them."""
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 
@@ -116,3 +117,11 @@ def test_a_stage_types_its_own_groups_and_leaves_the_others_untyped() -> None:
     assert OmegaConf.get_type(cfg.finetune).__name__ == "FinetuneConfig"
     assert OmegaConf.get_type(cfg.gates) is dict and cfg.gates.steps == 2  # untyped, kept
     assert stage_schema.typed_groups("finetune") == ["finetune", "prepare"]
+
+
+def test_a_stages_schema_reaches_a_launchers_worker_by_reference() -> None:
+    """A parallel sweep's worker process unpickles the schema its job composed with."""
+    schema = stage_schema.for_stage("gates")
+    pickled = pickle.dumps(schema)
+    assert b"Config_gates" in pickled and len(pickled) < 200  # a name, not the class's body
+    assert pickle.loads(pickled) is schema
