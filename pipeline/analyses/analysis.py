@@ -8,11 +8,11 @@ pipeline/core/results.py, pipeline/claims/cases.py):
 - `declaration.py`: `ANALYSIS = Analysis(stage, section)` (below), the DVC stage that runs it
   (pipeline/dag/stage_types.py) and the report section that shows its results.
 
-They stand apart because a stage's run composes the whole config, so it loads every
-group's schema (each `settings.py`), but no stage's declaration: editing a declaration
-reruns only the report (which shows the sections) and changes dvc.yaml where the stage's
-entry changes, while editing a group's schema reruns what composes it, as a schema change
-must. An analysis
+They stand apart because a stage's run loads the schemas of the groups it types (its own
+and its upstream stages' `settings.py`: pipeline/core/stage_schema.py) but no stage's
+declaration: editing a declaration reruns only the report (which shows the sections) and
+changes dvc.yaml where the stage's entry changes, while editing a group's schema reruns the
+stages that type it, as a schema change must. An analysis
 without a stage (a claim that reads other stages' results) declares `Analysis()`, or no
 declaration at all. pipeline/analyses/catalog.py collects the declarations.
 """

@@ -1,8 +1,10 @@
 """The typed shape of the run-wide config and the enums every group's schema uses.
 
 Each analysis's config group is typed by the dataclasses of its own package
-(pipeline/analyses/<name>/settings.py); the composed schema (`config_schema` in Hydra's
-ConfigStore, pipeline/core/config_schema.py) is `RunConfig` below plus one field per group.
+(pipeline/analyses/<name>/settings.py); the whole composition's schema (`config_schema` in
+Hydra's ConfigStore, pipeline/core/config_schema.py) is `RunConfig` below plus one field per
+group, a stage's the same with only its own and its upstream stages' groups typed
+(pipeline/core/stage_schema.py).
 A field declares a type and no value (MISSING; a nested group's field only its shape): each
 value lives in conf/ alone, so there is no second default to fall out of step with it
 (`tests/core/test_config.py` fails on one, and on a composition that leaves a key missing).
