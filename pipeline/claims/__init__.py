@@ -31,8 +31,9 @@ it finds them by scanning (`pipeline.analyses`):
   one analysis's slice of the digest's fixture refreshed from a run, with the files its
   claims read; draft_entry.py: the ledger's draft version with the digest;
 - update.py: the one command that adds or updates a finding, every step after its package;
-- figures.py, prose.py, sensitivity.py: the forest plot, the docs' generated blocks, the
-  table's column of verdicts at half and double the threshold;
+- figures.py, table_markdown.py, prose.py, sensitivity.py: the forest plot, the table as
+  Markdown, the docs' generated blocks, the table's column of verdicts at half and double
+  the threshold;
 - reference.py, kept_run.py: a kept reference run, or a kept whole run, judged again with
   the current claims;
 - across_models.py: the claims tables of several experiments (one per model) side by side;

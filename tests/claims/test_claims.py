@@ -19,7 +19,7 @@ from pipeline.analyses.table1.results import Table1Metrics
 from pipeline.claims import thresholds
 from pipeline.claims.evaluate import all_claims, claim_modules, evaluate, flat_metrics, summary
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.prose import results_markdown
+from pipeline.claims.table_markdown import results_markdown
 from pipeline.claims.rules import VERDICTS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.seeds import across_seeds
 from pipeline.claims.thresholds import DIRECTION, Threshold
@@ -341,7 +341,7 @@ def test_the_power_effect_says_whether_it_is_the_papers(outputs):
 
 
 def test_a_verdict_says_a_note_that_is_its_reason_once():
-    from pipeline.claims.prose import _verdict
+    from pipeline.claims.table_markdown import _verdict
 
     same = pd.Series({"verdict": "contradicted", "reason": "below x", "note": "below x"})
     assert _verdict(same) == "**contradicted** (below x)"
