@@ -18,6 +18,7 @@ from pathlib import Path
 from pipeline.claims.registry import (
     AMENDMENTS,
     RECORD,
+    TO_WRITE,
     digest_of,
     record_draft,
     registry_parts,
@@ -28,7 +29,7 @@ from pipeline.core.errors import exit_on_error
 from pipeline.core.io import write_text
 
 REASON_TO_WRITE = (
-    "TO WRITE: what changed in the claims and why, and what had been seen when the rules "
+    f"{TO_WRITE} what changed in the claims and why, and what had been seen when the rules "
     "were written."
 )
 

@@ -86,6 +86,7 @@ from pipeline.core.io import write_text
 AMENDMENTS = Path(__file__).with_name("amendments.yaml")
 RECORD = Path(__file__).with_name("registry_record.json")  # the last version's parts
 STATUSES = ("draft", "frozen")
+TO_WRITE = "TO WRITE:"  # how a draft's reason starts until it is written (draft_entry.py)
 LATER_PARTS = ("profiles",)  # parts a record of an earlier version lacks: `moved` adds them
 NAMED = 20  # the most moved items a failure names (the command lists them all)
 SHOWN = 120  # the most characters of an old or new value a moved item shows
@@ -287,7 +288,15 @@ class Version:
 
 def versions(path: Path = AMENDMENTS) -> list[Version]:
     """The registry's versions, oldest first; a malformed file fails in one line."""
-    entries = yaml.safe_load(path.read_text()) or []
+    try:
+        entries = yaml.safe_load(path.read_text()) or []
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where else ""
+        raise PipelineError(
+            f"{path} is not valid YAML{line}; quote a reason that holds ': ' or write it as "
+            "`reason: >-` with the text indented below"
+        ) from None
     found = []
     for number, entry in enumerate(entries, start=1):
         try:
@@ -307,6 +316,10 @@ def versions(path: Path = AMENDMENTS) -> list[Version]:
             (version.status not in STATUSES, f"has status {version.status!r}, not {STATUSES}"),
             (version.status == "draft" and number < len(entries), "is a draft but not the last"),
             (not version.reason, "gives no reason"),
+            (
+                version.status == "frozen" and version.reason.startswith(TO_WRITE),
+                f"is frozen with the draft's place-holder reason ({TO_WRITE} ...); write it",
+            ),
         ]
         for wrong, what in problems:
             if wrong:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.analyses.clark_syntax.claims import RELATION
+from pipeline.claims.draft_entry import REASON_TO_WRITE
 from pipeline.claims.evaluate import all_claims
 from pipeline.claims.outputs import StageOutputs
 from pipeline.claims.provides import lent
@@ -102,6 +103,22 @@ def test_verdicts_are_registered_only_on_a_frozen_version_and_an_unseen_model(tm
 def test_a_malformed_amendments_file_fails_in_one_line(tmp_path, entries, message):
     with pytest.raises(PipelineError, match=message):
         versions(_amendments(tmp_path, *entries))
+
+
+def test_a_version_frozen_before_its_reason_was_written_fails_in_one_line(tmp_path):
+    path = _amendments(tmp_path, (1, "draft", "a"))
+    path.write_text(path.read_text().replace("a reason", f'"{REASON_TO_WRITE}"'))
+    assert versions(path)[0].status == "draft"  # a draft may wait for its reason
+    path.write_text(path.read_text().replace("status: draft", "status: frozen"))
+    with pytest.raises(PipelineError, match="version 1 is frozen with the draft's place-holder"):
+        versions(path)
+
+
+def test_an_amendments_file_that_is_not_yaml_fails_in_one_line(tmp_path):
+    path = _amendments(tmp_path, (1, "draft", "a"))
+    path.write_text(path.read_text().replace("a reason", "why: a colon"))
+    with pytest.raises(PipelineError, match=r"not valid YAML \(line 6\); quote a reason"):
+        versions(path)
 
 
 def test_the_committed_amendments_file_reads():
