@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,6 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from pipeline.analyses.dump_attention.settings import DumpAttentionConfig
 from pipeline.attention.capture import capture_measures
 from pipeline.attention.engine import ROUTE, attach, model_shape
 from pipeline.attention.measures import measure_path
@@ -38,6 +38,9 @@ from pipeline.data.batching import length_batches
 from pipeline.data.encoding import encode
 from pipeline.data.sampling import evaluation_sample
 from pipeline.models.compilation import batch_shapes, compiled, log_padding, pad_multiple
+
+if TYPE_CHECKING:  # a type only: the stages that import this module type no dump group
+    from pipeline.analyses.dump_attention.settings import DumpAttentionConfig
 
 log = logging.getLogger(__name__)
 

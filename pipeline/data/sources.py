@@ -3,10 +3,11 @@
 Each data set (a name of `DATA_SOURCES`, pipeline/core/layout.py) resolves from the config
 and the environment to a folder and the files in it that its reader opens: GLUE (the
 `tasks`' labelled splits in glue_data), UD English EWT (train and dev), GAP (development and
-validation) and FrameNet 1.5 (the release, packed or unpacked). The readers (prepare, clark_syntax, clark_coref,
-framenet_data) take their folder from here; the data_sources stage writes a digest of each
-set's files (name, size, SHA-256) that the reader depends on, so that an edit of a data
-file, or `DARK_SECRETS_DATA` pointing at other data, reruns the readers.
+validation) and FrameNet 1.5 (the release, packed or unpacked). The readers (prepare,
+clark_syntax, clark_coref, framenet_data) take their folder from here; the data_sources
+stage writes a digest of each set's files (name, size, SHA-256) that the reader depends on,
+so that an edit of a data file, or `DARK_SECRETS_DATA` pointing at other data, reruns the
+readers.
 
 A missing folder or file fails in one line that names where the folder came from (an
 environment variable or a config key) and how to point it elsewhere.
@@ -18,15 +19,18 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.core.config import glue_dir, shared_data_dir
 from pipeline.core.errors import PipelineError
 from pipeline.core.layout import DATA_SOURCES
-from pipeline.analyses.clark_coref.settings import ClarkCorefConfig
-from pipeline.analyses.clark_syntax.settings import ClarkSyntaxConfig
-from pipeline.analyses.framenet.settings import FramenetConfig
-from pipeline.analyses.prepare.settings import PrepareConfig
 from pipeline.core.schema import load_task
+
+if TYPE_CHECKING:  # the readers' settings, as types only: a stage depends on its own alone
+    from pipeline.analyses.clark_coref.settings import ClarkCorefConfig
+    from pipeline.analyses.clark_syntax.settings import ClarkSyntaxConfig
+    from pipeline.analyses.framenet.settings import FramenetConfig
+    from pipeline.analyses.prepare.settings import PrepareConfig
 
 CHUNK = 1 << 20  # bytes read at a time while hashing
 
