@@ -5,9 +5,11 @@ downstream of them."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -78,6 +80,36 @@ def test_an_edit_of_an_analysis_settings_leaves_fine_tuning_up_to_date() -> None
     changed = stages_depending_on(DVC_YAML, "pipeline/analyses/ablate/settings.py")
     assert "finetune" not in changed and "prepare" not in changed
     assert {"ablate", "gates"} <= set(changed)
+
+
+def test_dvc_status_after_an_edit_of_one_settings_file_marks_only_its_readers_and_downstream(
+    tmp_path: Path,
+) -> None:
+    """What the deps above promise, asked of DVC itself: in a clone of the project (with the
+    checkout's uncommitted edits), a comment added to the ablation's settings.py changes the
+    deps of the stages that read `ablate` and those downstream of them, and of no other."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    edits = subprocess.run(
+        ["git", "diff", "HEAD", "--binary"], cwd=REPO, capture_output=True, check=True
+    ).stdout
+    if edits:
+        subprocess.run(["git", "apply", "-"], cwd=clone, input=edits, check=True)
+    settings = "pipeline/analyses/ablate/settings.py"
+    with (clone / settings).open("a", encoding="utf-8") as edited:
+        edited.write("# an edit that changes no setting\n")
+    status = subprocess.run(
+        [sys.executable, "-m", "dvc", "status", "--json"],
+        cwd=clone, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    changed = {
+        stage.split("@")[0]
+        for stage, changes in json.loads(status.stdout).items()
+        for change in changes
+        if isinstance(change, dict) and settings in change.get("changed deps", {})
+    }
+    assert changed == downstream(readers("ablate")) - {"data_sources", "model_identity"}
+    assert "finetune" not in changed and "ablate" in changed
 
 
 RUN_IMPORTS = """
