@@ -4,13 +4,17 @@ git), so new weights under the same `model.name_or_path` rerun exactly those sta
 
 from __future__ import annotations
 
+from functools import cache
+
 import yaml
 
 from pipeline.dag.dvc_yaml import render
 from pipeline.dag.stage_types import MODEL_IDENTITY
 
 
+@cache
 def generated() -> dict[str, dict]:
+    """dvc.yaml as the declarations render it (once: each test reads it many times)."""
     return yaml.safe_load(render())["stages"]
 
 
