@@ -43,6 +43,8 @@ def test_unknown_model_in_a_sweep_lists_valid_models():
     assert f"unknown model 'bert_huge'; valid models: {valid}" in result.stderr
 
 
+# each bound's message is tested in-process (tests/core/test_bounds.py); here the path of a
+# refused Hydra job, once in the default run and for the other two bounds' kinds with -m slow
 @pytest.mark.parametrize(
     ("override", "line"),
     [
@@ -51,13 +53,15 @@ def test_unknown_model_in_a_sweep_lists_valid_models():
             "finetune.learning_rate=-1.0: must be more than 0; "
             "set finetune.learning_rate to a value more than 0",
         ),
-        (
+        pytest.param(
             "finetune.epochs=0",
             "finetune.epochs=0: must be at least 1; set finetune.epochs=1 or more",
+            marks=pytest.mark.slow,
         ),
-        (
+        pytest.param(
             "finetune.batch_size=0",
             "finetune.batch_size=0: must be at least 1; set finetune.batch_size=1 or more",
+            marks=pytest.mark.slow,
         ),
     ],
 )
