@@ -173,6 +173,7 @@ print(hashlib.sha1(b"".join(p.grad.numpy().tobytes() for p in model.parameters()
 """
 
 
+@pytest.mark.slow  # two processes that each load torch and train a step: about 12 s
 def test_passive_waiting_leaves_the_arithmetic_alone() -> None:
     """What the runner adds for jobs that share cores changes no bit of a training step."""
     hashes = {
