@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.core import layout, stage_schema
+from pipeline.core import layout, locks, stage_schema
 from pipeline.core.config import CONF_DIR
 from pipeline.core.errors import exit_on_error
 from pipeline.core.failure import (
@@ -251,7 +251,7 @@ def _stage_main(run: StageFn, name: str) -> None:
         out_root = Path(hydra_cfg.runtime.output_dir)
         job = JobFolder.at_start(out_root, out_root / f"{hydra_cfg.job.name}.log")
         overrides = tuple(hydra_cfg.overrides.task)
-        with exit_on_error(), job.ends(name, overrides):
+        with exit_on_error(), job.ends(name, overrides), locks.for_the_job():
             stage = StageRun(cfg=cfg, out_root=out_root, under_dvc=False, overrides=overrides)
             stage.hold_made(name)
             _timed(run, stage, name, None)
