@@ -5,7 +5,6 @@ Toy analysis packages scanned for one test (`toy_analyses`): tests/support/toy_a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from pipeline.core.stage import StageRun
 from pipeline.models import loading
 from pipeline.models.loading import load_tokenizer
 from tests.support.builders import micro_run
-from tests.support.paths import REPO
+from tests.support.paths import shared_data_folder
 from tests.support.repos import micro_git_repo
 from tests.support.toy_analysis import scanned
 
@@ -33,16 +32,8 @@ def no_hub(monkeypatch) -> None:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The offline data sets (../shared/data, or $DARK_SECRETS_DATA). Where they are missing
-    a test that needs them is skipped, and says so in the summary; in CI (CI=true in the
-    environment, as CI services set it) it fails instead, so no data test goes unrun there."""
-    path = Path(os.environ.get("DARK_SECRETS_DATA", REPO.parent / "shared" / "data"))
-    if not path.exists():
-        missing = f"offline data not found at {path}; set DARK_SECRETS_DATA to its folder"
-        if os.environ.get("CI", "").lower() in ("true", "1"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    return path
+    """The offline data sets, skipped where missing (failed in CI): shared_data_folder."""
+    return shared_data_folder()
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,8 @@ import pandas as pd
 from pipeline.claims.evaluate import all_claims, evaluate, flat_metrics, summary
 from pipeline.claims.figures import forest_figure
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.table_markdown import results_markdown
 from pipeline.claims.registry import Registration, registration, registry_digest
+from pipeline.claims.table_markdown import results_markdown
 from pipeline.core.io import Captioned, write_results
 
 FOREST = "forest"  # the figure's file stem

@@ -19,9 +19,9 @@ from pipeline.analyses.table1.results import Table1Metrics
 from pipeline.claims import thresholds
 from pipeline.claims.evaluate import all_claims, claim_modules, evaluate, flat_metrics, summary
 from pipeline.claims.outputs import StageOutputs
-from pipeline.claims.table_markdown import results_markdown
 from pipeline.claims.rules import VERDICTS, Beyond, Estimate, smallest, undefined
 from pipeline.claims.seeds import across_seeds
+from pipeline.claims.table_markdown import results_markdown
 from pipeline.claims.thresholds import DIRECTION, Threshold
 from pipeline.core.errors import PipelineError
 from pipeline.core.results import Covers, Metrics

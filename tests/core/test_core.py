@@ -31,7 +31,7 @@ from pipeline.core.io import (
 from pipeline.core.schema import DisableMode, TaskConfig, load_task, typed
 from pipeline.core.stage import StageRun
 from tests.support.builders import composed
-from tests.support.paths import REPO
+from tests.support.paths import REPO, shared_data_folder
 from tests.support.writers import half_written
 
 
@@ -161,20 +161,18 @@ def test_the_committed_intervals_span_many_steps_of_the_last_digit_written() -> 
     assert checked > 100 and coarse == []
 
 
-DATA_TEST = "tests/data/test_glue.py::test_cola_without_header"  # needs the offline data
+# pytest's outcomes: a data test fails in CI, and is skipped elsewhere
+OUTCOMES = [("true", pytest.fail.Exception), ("", pytest.skip.Exception)]
 
 
-def test_a_missing_data_folder_fails_a_data_test_in_ci(tmp_path) -> None:
+@pytest.mark.parametrize(("ci", "outcome"), OUTCOMES)
+def test_a_missing_data_folder_fails_a_data_test_in_ci(tmp_path, monkeypatch, ci, outcome) -> None:
     """Elsewhere such a test is skipped, with the reason in the summary (`pytest -rs`)."""
-    env = {**os.environ, "DARK_SECRETS_DATA": str(tmp_path / "absent"), "CI": "true"}
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", DATA_TEST],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 1 and "offline data not found" in result.stdout, result.stdout
+    monkeypatch.setenv("DARK_SECRETS_DATA", str(tmp_path / "absent"))
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(BaseException) as raised:  # both outcomes derive from BaseException
+        shared_data_folder()
+    assert type(raised.value) is outcome and "offline data not found" in str(raised.value)
 
 
 def test_atomic_write_leaves_no_partial_output(tmp_path):
