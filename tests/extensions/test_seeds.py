@@ -45,6 +45,8 @@ def test_seeds_must_contain_the_primary_seed() -> None:
         check_seeds(OmegaConf.create({"seed": 42, "seeds": [42]}), 7)
 
 
+# check_seeds is tested in-process above; here the wiring of a DVC stage's run
+@pytest.mark.slow  # a stage process that loads torch: about 10 s
 def test_a_dvc_stage_without_the_primary_seed_in_seeds_fails_in_one_line(tmp_path) -> None:
     cfg = composed()  # composing refuses it: params.yaml edited by hand
     cfg.seeds = [43]

@@ -21,6 +21,8 @@ def _stage(args: list[str], timeout: int = 600) -> subprocess.CompletedProcess:
     )
 
 
+# the names' messages are tested in-process (tests/core/test_config.py); here a sweep's path
+@pytest.mark.slow  # a stage process that loads torch: about 8 s
 def test_sweep_over_unknown_task_fails_before_any_job(tmp_path):
     sweep_dir = tmp_path / "sweep"
     result = _stage(["stages.finetune", "-m", "task=sst2,sst3", f"hydra.sweep.dir={sweep_dir}"])
@@ -32,6 +34,7 @@ def test_sweep_over_unknown_task_fails_before_any_job(tmp_path):
     assert not sweep_dir.exists()  # no job started
 
 
+@pytest.mark.slow  # a stage process that loads torch: about 8 s
 def test_unknown_model_in_a_sweep_lists_valid_models():
     result = _stage(["stages.finetune", "-m", "model=minilm_l6,bert_huge"])
     assert result.returncode == 2
