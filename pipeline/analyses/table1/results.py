@@ -3,12 +3,14 @@ Kovaleva et al.'s Table 1 (metrics/table1/seed<N>.json, keys `<task>.<field>`)."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.core.results import Covers, Family, Metrics, Record, family
 from pipeline.core.stats import Interval
+
+R = TypeVar("R", bound=Record)
 
 
 @dataclass(frozen=True)
@@ -24,9 +26,14 @@ class TaskRow(Record):
     examples: float | None = None  # the dev rows scored (older runs lack it)
 
 
-def _rows(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, TaskRow]:
-    tasks = dict.fromkeys(k.split(".")[0] for k in flat if k.endswith(".finetuned"))
-    return {t: TaskRow.parse(flat, place, stage, prefix=f"{t}.") for t in tasks}
+def _per_task(row: type[R]) -> Callable[[Mapping[str, Any], str, str], dict[str, R]]:
+    """A family's parser: one `row` per task the file scores (`<task>.finetuned` keys)."""
+
+    def parse(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, R]:
+        tasks = dict.fromkeys(k.split(".")[0] for k in flat if k.endswith(".finetuned"))
+        return {t: row.parse(flat, place, stage, prefix=f"{t}.") for t in tasks}
+
+    return parse
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,7 @@ class Table1Metrics(Metrics):
     stage = "table1"
     covers = Covers.SEED
 
-    tasks: Family = field(metadata=family(_rows, "task"))  # task -> TaskRow
+    tasks: Family = field(metadata=family(_per_task(TaskRow), "task"))  # task -> TaskRow
 
 
 @dataclass(frozen=True)
@@ -50,11 +57,6 @@ class ScoresRow(Record):
     examples: float
 
 
-def _scores(flat: Mapping[str, Any], place: str, stage: str) -> dict[str, ScoresRow]:
-    tasks = dict.fromkeys(k.split(".")[0] for k in flat if k.endswith(".finetuned"))
-    return {t: ScoresRow.parse(flat, place, stage, prefix=f"{t}.") for t in tasks}
-
-
 @dataclass(frozen=True)
 class Table1Scores(Metrics):
     """The same file's scores set beside the paper's (the docs' table, table1's blocks.py)."""
@@ -62,4 +64,4 @@ class Table1Scores(Metrics):
     stage = "table1"
     covers = Covers.SEED
 
-    tasks: Family = field(metadata=family(_scores, "task"))  # task -> ScoresRow
+    tasks: Family = field(metadata=family(_per_task(ScoresRow), "task"))  # task -> ScoresRow
