@@ -34,9 +34,14 @@ class JobInputs:
     cfg: DictConfig  # the run's typed config
     out_root: Path  # outputs/ under DVC; the Hydra job folder otherwise
     under_dvc: bool
-    seed: int  # the fine-tuning seed of the run
+    seed_item: int | None  # `--seed` under DVC; None: the primary `seed`, read when needed
     overrides: tuple[str, ...] = ()  # a Hydra job's command line, repeated by its refusals
     keyed_writes: list[Path] = field(default_factory=list, compare=False)  # keyed folders made
+
+    @property
+    def seed(self) -> int:
+        """The fine-tuning seed of the run (an unseeded stage never reads it)."""
+        return self.cfg.seed if self.seed_item is None else self.seed_item
 
     @cached_property
     def _dvc_params(self) -> DictConfig | None:

@@ -95,7 +95,7 @@ class StageRun:
     @cached_property
     def inputs(self) -> JobInputs:
         """Where this run reads earlier stages' outputs and writes later stages' inputs."""
-        return JobInputs(self.cfg, self.out_root, self.under_dvc, self.seed, self.overrides)
+        return JobInputs(self.cfg, self.out_root, self.under_dvc, self.seed_item, self.overrides)
 
     @property
     def keyed_writes(self) -> list[Path]:
@@ -120,7 +120,7 @@ class StageRun:
     @property
     def seed(self) -> int:
         """The fine-tuning seed: `--seed` under DVC, else `seed` (the primary seed)."""
-        return self.cfg.seed if self.seed_item is None else self.seed_item
+        return self.inputs.seed
 
     @property
     def seed_folder(self) -> str:
@@ -233,8 +233,8 @@ def _stage_main(run: StageFn, name: str) -> None:
             cfg = load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
-            where = [task] if task else []
-            checkpoints = stage.out("checkpoints", name, *where, stage.seed_folder)
+            where = [*([task] if task else []), *([stage.seed_folder] if seed is not None else [])]
+            checkpoints = stage.out("checkpoints", name, *where)  # an unseeded stage reads no seed
             with unfinished_run_noted(name, task, seed, stage.out_root), resume_noted(checkpoints):
                 _timed(run, stage, name, task)
         return
