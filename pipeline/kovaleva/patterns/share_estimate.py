@@ -29,9 +29,10 @@ redrawing both,
   (a) the run's dev examples within each cell, with replacement (all maps of an example
       move together: an example is a cluster of maps across the strata), giving W*_ch as
       the resampled maps called h over the resampled maps;
-  (b) each stratum's P*(. | h), drawn from Dirichlet(n_hk + 1/2) over the types k, n_hk
+  (b) each stratum's P*(. | h), drawn from Dirichlet(n_hk + 1/K) over the K types k, n_hk
       the stratum's labelled maps of type k (a Bayesian bootstrap of the labelled maps with
-      Jeffreys' prior); one draw of (b) serves every cell of a resample.
+      Perks' prior: one labelled map's worth, spread evenly over the types); one draw of (b)
+      serves every cell of a resample.
 Share*_ck = sum_h W*_ch P*(k | h); the interval is the 2.5th and 97.5th percentiles of the
 resamples, widened to hold the estimate where it does not. Part (a)'s resampled counts are
 drawn as multinomials (n_c picks among n_c equally likely examples), which is the same as
@@ -39,9 +40,13 @@ resampling rows. Part (b) is not a plain resample of the labelled maps: a type t
 stratum's sample never showed (block among the heterogeneous calls, about one map in 60)
 would then be 0 in every resample, and the interval would miss its share whenever the round
 drew none, as the design simulation (pipeline/claims/share_simulation.py) showed for
-block's share on the pair tasks. A sum of types (`ShareDraws.sum_of`)
-takes its interval from the same resamples. The maps labelled before the round (in earlier
-rounds, not in its frame) count in W like any other map of the run.
+block's share on the pair tasks. The prior's weight is the other side of that trade:
+Jeffreys' 1/2 a type (two and a half maps a stratum) lifts a type the round rarely shows
+above its true share, and the smallest type's interval then lay wholly above its true share
+too often for the simulation's coverage bar; Perks' 1/K (one map a stratum) meets it. A sum
+of types (`ShareDraws.sum_of`) takes its interval from the same resamples. The maps
+labelled before the round (in earlier rounds, not in its frame) count in W like any other
+map of the run.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from pipeline.kovaleva.patterns.design import CALL, CELL
 from pipeline.kovaleva.patterns.labels import SAMPLE_FILE, read_labels, read_sample, resolve
 
 STRATUM = re.compile(r"^call:(?P<call>[^@]+)@(?P<digest>[0-9a-f]+)$")
-JEFFREYS = 0.5  # the Dirichlet prior's weight on each type, in labelled maps (module docstring)
+PRIOR = 1 / len(CLASSES)  # the Dirichlet prior's weight on each type, in labelled maps (Perks')
 STRATIFIER_FILE = "stratifier.pt"  # the frozen stratifier, in the model's label folder
 # a drawn round's files (tools.patterns_round) -> their names in the label folder
 KEPT_FILES = {
@@ -222,7 +227,7 @@ def estimate_shares(
         p = counts / n[:, None]  # [H, K], NaN rows for strata without a labelled map
     p_draws = np.zeros((n_resamples, len(CLASSES), len(CLASSES)))
     for h in np.flatnonzero(n):
-        p_draws[:, h] = rng.dirichlet(counts[h] + JEFFREYS, size=n_resamples)
+        p_draws[:, h] = rng.dirichlet(counts[h] + PRIOR, size=n_resamples)
     if predictions.empty:
         raise PipelineError("predictions: no maps; pass the run's patterns_apply predictions")
     by_example = example_calls(predictions)
