@@ -29,7 +29,7 @@ from pipeline.core.io import (
     write_table,
 )
 from pipeline.core.schema import DisableMode, TaskConfig, load_task, typed
-from pipeline.core.stage import StageRun
+from pipeline.core.stage import StageRun, _timed
 from tests.support.builders import composed
 from tests.support.paths import REPO, shared_data_folder
 from tests.support.writers import half_written
@@ -182,3 +182,14 @@ def test_atomic_write_leaves_no_partial_output(tmp_path):
         tmp.write_text("half")
         raise RuntimeError("killed")
     assert target.read_text().strip().startswith("{") and list(tmp_path.iterdir()) == [target]
+
+
+def test_an_unseeded_runs_bookkeeping_reads_no_seed(tmp_path: Path) -> None:
+    """The time and keyed folders of a run without `--seed` are written without reading
+    `seed`, which an unseeded stage does not declare among its params (the slow trace test,
+    tests/dag/test_stage_trace.py, checks the same for every stage)."""
+    cfg = OmegaConf.to_container(composed())
+    del cfg["seed"]
+    stage = StageRun(OmegaConf.create(cfg), out_root=tmp_path, under_dvc=True)
+    _timed(lambda run: None, stage, "unseeded", None)
+    assert json.loads((tmp_path / "timings" / "unseeded.json").read_text())["stage"] == "unseeded"
