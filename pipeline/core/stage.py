@@ -194,6 +194,15 @@ def _dvc_args(args: list[str]) -> tuple[str | None, int | None]:
     return parsed.task, parsed.seed
 
 
+def _item(stage: StageRun, task: str | None) -> list[str]:
+    """The DVC matrix item's folders of a run: [task][/seed<SEED>], as far as the stage runs
+    per them (an unseeded stage reads no seed)."""
+    return [
+        *([task] if task else []),
+        *([stage.seed_folder] if stage.seed_item is not None else []),
+    ]
+
+
 def _timed(run: StageFn, stage: StageRun, name: str, task: str | None) -> None:
     """Run stage `name`; log its wall time and write it to
     timings/<stage>[/<task>[/seed<SEED>]].json.
@@ -203,15 +212,14 @@ def _timed(run: StageFn, stage: StageRun, name: str, task: str | None) -> None:
     started = time.perf_counter()
     run(stage)
     seconds = round(time.perf_counter() - started, 1)
-    seeded = stage.seed_item is not None
-    parts = [name, *([task] if task else []), *([stage.seed_folder] if seeded else [])]
+    parts = [name, *_item(stage, task)]
     keyed = "".join(f"; what later stages read under {k}" for k in stage.keyed_writes)
     log.info("%s took %.1f s; wrote under %s%s", "@".join(parts), seconds, stage.out_root, keyed)
     timing = {
         "stage": name,
         "task": task,
         "seconds": seconds,
-        **({"seed": stage.seed} if seeded else {}),
+        **({"seed": stage.seed} if stage.seed_item is not None else {}),
     }
     write_json(stage.out("timings", *parts[:-1], f"{parts[-1]}.json"), timing)
 
@@ -233,8 +241,7 @@ def _stage_main(run: StageFn, name: str) -> None:
             cfg = load_dvc_config(task)
             check_seeds(cfg, seed)
             stage = StageRun(cfg, out_root=Path(cfg.paths.outputs), under_dvc=True, seed_item=seed)
-            where = [*([task] if task else []), *([stage.seed_folder] if seed is not None else [])]
-            checkpoints = stage.out("checkpoints", name, *where)  # an unseeded stage reads no seed
+            checkpoints = stage.out("checkpoints", name, *_item(stage, task))
             with unfinished_run_noted(name, task, seed, stage.out_root), resume_noted(checkpoints):
                 _timed(run, stage, name, task)
         return
